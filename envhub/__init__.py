@@ -1,0 +1,59 @@
+"""envhub: one functional API for reinforcement-learning environments in JAX, any backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envhub import errors, spaces
+from envhub.env import Environment
+from envhub.hookspecs import hookimpl
+from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
+from envhub.types import TimeStep
+from envhub.wrappers import Wrapper
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendStatus",
+    "EnvSpec",
+    "Environment",
+    "Registry",
+    "TimeStep",
+    "Wrapper",
+    "errors",
+    "hookimpl",
+    "list_backends",
+    "list_envs",
+    "make",
+    "register_backend",
+    "spaces",
+    "unregister_backend",
+]
+
+
+def make(env_id: str, *, num_envs: int | None = None, **kwargs: Any) -> Environment[Any, Any, Any]:
+    """Build the environment ``env_id`` (``"prefix/Name"``); ``kwargs`` go to the backend.
+
+    ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``.
+    """
+    return default_registry().make(env_id, num_envs=num_envs, **kwargs)
+
+
+def list_backends() -> list[BackendStatus]:
+    """Every installed or registered backend with its status."""
+    return default_registry().list_backends()
+
+
+def list_envs(prefix: str) -> list[EnvSpec]:
+    """Every environment the backend ``prefix`` offers."""
+    return default_registry().list_envs(prefix)
+
+
+def register_backend(prefix: str, plugin: Any, *, replace: bool = False) -> None:
+    """Register a plugin object or module in-process (notebooks, tests) without installing it."""
+    default_registry().register_backend(prefix, plugin, replace=replace)
+
+
+def unregister_backend(prefix: str) -> None:
+    """Remove a backend from the default registry."""
+    default_registry().unregister_backend(prefix)

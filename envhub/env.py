@@ -1,0 +1,148 @@
+"""The ``Environment`` base class every backend implements."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+from envhub import spaces
+from envhub.errors import ActionError, ClosedEnvironmentError
+from envhub.types import TimeStep
+
+State = TypeVar("State")
+Obs = TypeVar("Obs")
+Action = TypeVar("Action")
+
+
+class Environment(abc.ABC, Generic[State, Obs, Action]):
+    """A purely functional environment: keys and state go in, new state comes out.
+
+    Backends implement ``_init``, ``_reset``, ``_step`` and the two space properties. The public
+    ``init``/``reset``/``step`` add the checks every backend shares (use after close, action shape
+    and dtype at trace time). Jitting is left to the caller.
+    """
+
+    #: Full id, e.g. ``"gymnax/CartPole-v1"``; set by ``envhub.make``.
+    id: str = "<unregistered>"
+    #: ``None`` for one environment, ``N`` when every leaf has a leading axis of ``N``.
+    num_envs: int | None = None
+    #: ``True`` when init/reset/step are pure JAX (so ``jax.vmap`` over them works).
+    is_jax_native: bool = True
+
+    _closed: bool = False
+
+    # --- what backends implement -------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _init(self, key: jax.Array) -> tuple[State, TimeStep[Obs]]:
+        """Create a state from scratch (may allocate host resources)."""
+
+    @abc.abstractmethod
+    def _reset(self, key: jax.Array, state: State) -> tuple[State, TimeStep[Obs]]:
+        """Start a new episode, reusing the resources of ``state``."""
+
+    @abc.abstractmethod
+    def _step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:
+        """Advance one step, auto-resetting in the same step when the episode ends."""
+
+    @property
+    @abc.abstractmethod
+    def action_space(self) -> spaces.Space:
+        """Space of the ``action`` argument of ``step`` (batched when ``num_envs`` is set)."""
+
+    @property
+    @abc.abstractmethod
+    def observation_space(self) -> spaces.Space:
+        """Space of ``ts.obs`` (batched when ``num_envs`` is set)."""
+
+    def _close(self) -> None:
+        """Free host resources; the default has none to free."""
+
+    # --- the public API ----------------------------------------------------------------------
+
+    def init(self, key: jax.Array) -> tuple[State, TimeStep[Obs]]:
+        """Return a new ``(state, timestep)`` from scratch."""
+        self._check_open("init")
+        return self._init(key)
+
+    def reset(self, key: jax.Array, state: State) -> tuple[State, TimeStep[Obs]]:
+        """Return the first ``(state, timestep)`` of a new episode."""
+        self._check_open("reset")
+        return self._reset(key, state)
+
+    def step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:
+        """Apply ``action``; when the episode ends, ``ts.obs`` is already the next episode's first."""
+        self._check_open("step")
+        return self._step(key, state, check_action(self.id, self.action_space, action))
+
+    @property
+    def single_action_space(self) -> spaces.Space:
+        """Action space of one environment of the batch (``action_space`` when unbatched)."""
+        return self.action_space
+
+    @property
+    def single_observation_space(self) -> spaces.Space:
+        """Observation space of one environment of the batch."""
+        return self.observation_space
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has been called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Free host resources; calling it twice is harmless."""
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    @property
+    def unwrapped(self) -> Environment[Any, Any, Any]:
+        """The innermost environment (this one, unless wrapped)."""
+        return self
+
+    def __enter__(self: EnvT) -> EnvT:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        batch = f", num_envs={self.num_envs}" if self.num_envs is not None else ""
+        return f"<{type(self).__name__} {self.id!r}{batch}{' closed' if self._closed else ''}>"
+
+    def _check_open(self, method: str) -> None:
+        if self.closed:
+            raise ClosedEnvironmentError(self.id, method)
+
+
+EnvT = TypeVar("EnvT", bound=Environment[Any, Any, Any])
+
+
+def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
+    """Check ``action`` against ``space`` at trace time and cast it to the space's dtype.
+
+    Raises:
+        ActionError: wrong pytree structure, wrong shape, or floats for an integer space.
+    """
+    if isinstance(space, spaces.Tree):
+        try:
+            leaves = space.treedef.flatten_up_to(action)
+        except (ValueError, TypeError) as exc:
+            raise ActionError(env_id, f"structure does not match ({exc})", space) from None
+        return space.treedef.unflatten([check_action(env_id, s, a) for s, a in zip(space.leaves, leaves)])
+    try:
+        array = jnp.asarray(action)
+    except TypeError:
+        raise ActionError(env_id, f"{action!r} is not an array", space) from None
+    if array.shape != space.shape:
+        raise ActionError(env_id, f"shape {array.shape} where {space.shape} is needed", space)
+    kind = array.dtype.kind
+    if space.dtype.kind in "iu" and kind not in "iub":
+        raise ActionError(env_id, f"dtype {array.dtype.name} where integers are needed", space)
+    if space.dtype.kind == "f" and kind not in "fiub":
+        raise ActionError(env_id, f"dtype {array.dtype.name} where floats are needed", space)
+    return array if array.dtype == space.dtype else array.astype(space.dtype)

@@ -1,0 +1,159 @@
+"""The envhub exception hierarchy.
+
+Every message names the bad value, the rule it broke and the fix. Classes also inherit from the
+closest builtin (``ValueError``, ``LookupError``, ``ImportError``, ...) so generic handlers work.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+
+class EnvhubError(Exception):
+    """Base class of every error envhub raises on purpose."""
+
+
+class InvalidIdError(EnvhubError, ValueError):
+    """An environment id is not of the form ``prefix/Name``."""
+
+    def __init__(self, env_id: object) -> None:
+        super().__init__(
+            f"Environment id {env_id!r} is not of the form 'prefix/Name'; add the backend prefix, "
+            f"e.g. 'gymnax/CartPole-v1' (run `envhub list` to see the installed prefixes)."
+        )
+        self.env_id = env_id
+
+
+class InvalidArgumentError(EnvhubError, ValueError):
+    """An argument has a bad value (the message says which and what is allowed)."""
+
+
+class UnknownBackendError(EnvhubError, LookupError):
+    """No installed or registered plugin provides this prefix."""
+
+    def __init__(self, prefix: str, known: Iterable[str]) -> None:
+        known = sorted(known)
+        super().__init__(
+            f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
+            f"installed backends: {', '.join(known) or 'none'}. Run `envhub list` to see them, "
+            f"or install a plugin, e.g. pip install \"envhub[gymnax]\" from the envhub repository."
+        )
+        self.prefix = prefix
+        self.known = known
+
+
+class UnknownEnvError(EnvhubError, LookupError):
+    """The backend exists but offers no environment of this name."""
+
+    def __init__(self, prefix: str, name: str, known: Sequence[str]) -> None:
+        super().__init__(
+            f"Backend {prefix!r} has no environment {name!r}{_suggest(name, known, prefix + '/')}; "
+            f"run `envhub list {prefix}` to see all {len(known)} of them."
+        )
+        self.prefix = prefix
+        self.name = name
+
+
+class EnvUnavailableError(EnvhubError, RuntimeError):
+    """The environment is known but cannot run here (e.g. it needs a download)."""
+
+    def __init__(self, env_id: str, reason: str) -> None:
+        super().__init__(f"Environment {env_id!r} is listed but unavailable here: {reason}")
+        self.env_id = env_id
+        self.reason = reason
+
+
+class BackendNotInstalledError(EnvhubError, ImportError):
+    """The plugin is installed but the backend library it wraps is not."""
+
+    def __init__(self, prefix: str, missing: str, install_hint: str) -> None:
+        super().__init__(
+            f"Backend {prefix!r} needs the Python package {missing!r}, which is not installed; "
+            f"install it with: {install_hint}"
+        )
+        self.prefix = prefix
+        self.missing = missing
+        self.install_hint = install_hint
+
+
+class PluginLoadError(EnvhubError, ImportError):
+    """A plugin module raised while being imported or while answering a hook."""
+
+    def __init__(self, prefix: str, origin: str, exc: BaseException) -> None:
+        super().__init__(
+            f"The envhub plugin {prefix!r} ({origin}) failed: {type(exc).__name__}: {exc}. "
+            f"Other backends still work; reinstall or fix that plugin, or skip it with "
+            f"ENVHUB_PLUGINS=<the prefixes you need>."
+        )
+        self.prefix = prefix
+        self.origin = origin
+        self.original = exc
+
+
+class DuplicatePrefixError(EnvhubError, ValueError):
+    """Two plugins claim the same prefix."""
+
+    def __init__(self, prefix: str, first: str, second: str) -> None:
+        super().__init__(
+            f"Backend prefix {prefix!r} is claimed by both {first!r} and {second!r}; prefixes must "
+            f"be unique: uninstall one of them (pip uninstall <name>)."
+        )
+        self.prefix = prefix
+        self.owners = (first, second)
+
+
+class ClosedEnvironmentError(EnvhubError, RuntimeError):
+    """An environment was used after ``close()``."""
+
+    def __init__(self, env_id: str, method: str) -> None:
+        super().__init__(
+            f"{method}() called on environment {env_id!r} after close(); environments cannot be "
+            f"reopened: create a new one with envhub.make({env_id!r})."
+        )
+        self.env_id = env_id
+
+
+class StaleStateError(EnvhubError, RuntimeError):
+    """A host environment was stepped from a state that is no longer its newest."""
+
+    def __init__(self, env_id: str, given: int, newest: int) -> None:
+        super().__init__(
+            f"Environment {env_id!r} was given a state from step {given}, but its newest state is "
+            f"from step {newest}: host environments live outside JAX and cannot branch or rewind. "
+            f"Always pass the state returned by the previous init/reset/step; for tree search use "
+            f"a JAX-native backend."
+        )
+        self.env_id = env_id
+
+
+class HostEnvError(EnvhubError, RuntimeError):
+    """The backend raised inside a host environment call."""
+
+    def __init__(self, env_id: str, method: str, exc: BaseException) -> None:
+        super().__init__(
+            f"Environment {env_id!r} raised in {method}(): {type(exc).__name__}: {exc}. The host "
+            f"environment is now in an unknown state: close() it and make a new one."
+        )
+        self.env_id = env_id
+        self.original = exc
+
+
+class ActionError(EnvhubError, TypeError):
+    """An action does not fit the action space (checked at trace time)."""
+
+    def __init__(self, env_id: str, problem: str, space: object) -> None:
+        super().__init__(
+            f"Invalid action for {env_id!r}: {problem}; the action space is {space!r}: pass an "
+            f"action of that shape and dtype (e.g. env.action_space.sample(key))."
+        )
+        self.env_id = env_id
+
+
+def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
+    """Return ' (did you mean ...?)' for close matches, matching case-insensitively."""
+    by_lower = {c.lower(): c for c in candidates}
+    matches = difflib.get_close_matches(word.lower(), list(by_lower), n=3, cutoff=0.6)
+    if not matches:
+        return ""
+    return " (did you mean " + " or ".join(repr(prefix + by_lower[m]) for m in matches) + "?)"

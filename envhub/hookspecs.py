@@ -1,0 +1,42 @@
+"""The hooks a backend plugin implements (with ``@envhub.hookimpl``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("envhub")
+hookimpl = pluggy.HookimplMarker("envhub")
+
+
+class EnvFactory(Protocol):
+    """Build one environment: ``factory(**kwargs)`` (plus ``num_envs=`` when ``batching="native"``)."""
+
+    def __call__(self, **kwargs: Any) -> Any: ...
+
+
+class RegisterEnv(Protocol):
+    """The ``register`` callback handed to ``envhub_register_envs``."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: EnvFactory | Callable[..., Any] | None,
+        *,
+        batching: str = "vmap",
+        unavailable: str | None = None,
+        description: str = "",
+    ) -> None: ...
+
+
+@hookspec
+def envhub_register_envs(register: RegisterEnv) -> None:
+    """Call ``register(name, factory, ...)`` once for every environment this backend offers.
+
+    ``factory(**kwargs)`` returns an ``envhub.Environment``; import the backend library inside it
+    (or inside this hook), never at module level. ``batching="vmap"`` lets envhub batch a JAX-native
+    environment for ``num_envs``; ``batching="native"`` passes ``num_envs`` to the factory.
+    ``unavailable="reason"`` lists an environment that cannot run here; ``make`` raises the reason.
+    """

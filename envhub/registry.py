@@ -1,0 +1,330 @@
+"""Find backend plugins through entry points, load each one only when its prefix is used.
+
+Discovery reads entry-point metadata only. A plugin module is imported the first time its prefix
+is used (``make``, ``list_envs``) or its status is asked for (``list_backends``); a failure is
+recorded against that plugin alone. Environment variables (read when a ``Registry`` is created):
+
+- ``ENVHUB_DISABLE_PLUGIN_AUTOLOAD=1``: read no entry points (only in-process registrations).
+- ``ENVHUB_PLUGINS=gymnax,brax``: consider only these entry points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata as metadata
+import os
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pluggy
+
+from envhub import hookspecs
+from envhub.env import Environment
+from envhub.errors import (
+    BackendNotInstalledError,
+    DuplicatePrefixError,
+    EnvhubError,
+    EnvUnavailableError,
+    InvalidArgumentError,
+    InvalidIdError,
+    PluginLoadError,
+    UnknownBackendError,
+    UnknownEnvError,
+)
+
+ENTRY_POINT_GROUP = "envhub.backends"
+IN_REPO_BACKENDS = ("gymnax", "gymnasium", "envpool", "brax")
+BATCHING_MODES = ("vmap", "native")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvSpec:
+    """One environment a backend offers."""
+
+    prefix: str
+    name: str
+    factory: Callable[..., Any] | None = dataclasses.field(repr=False, compare=False)
+    batching: str = "vmap"
+    unavailable: str | None = None
+    description: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.prefix}/{self.name}"
+
+    @property
+    def available(self) -> bool:
+        return self.unavailable is None
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendStatus:
+    """What ``envhub list`` shows for one backend."""
+
+    prefix: str
+    distribution: str
+    version: str
+    status: str  # "ok", "missing" (backend library not installed) or "error"
+    reason: str = ""
+
+
+@dataclasses.dataclass
+class _Backend:
+    prefix: str
+    origin: str  # distribution name, or "<in-process>"
+    version: str
+    entry_point: metadata.EntryPoint | None = None
+    plugin: Any = None
+    error: EnvhubError | None = None
+    envs: dict[str, EnvSpec] | None = None
+
+
+class Registry:
+    """A set of backends: entry-point plugins plus in-process registrations.
+
+    ``envhub.make`` and friends use one default registry; tests create their own.
+    """
+
+    def __init__(self, *, autoload: bool | None = None, only: Iterable[str] | None = None):
+        if autoload is None:
+            autoload = os.environ.get("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0")
+        if only is None and os.environ.get("ENVHUB_PLUGINS"):
+            only = os.environ["ENVHUB_PLUGINS"].split(",")
+        self._only = None if only is None else {p.strip().lower() for p in only if p.strip()}
+        self._pm = pluggy.PluginManager("envhub")
+        self._pm.add_hookspecs(hookspecs)
+        self._backends: dict[str, _Backend] = {}
+        if autoload:
+            self._discover()
+
+    # --- discovery and loading ---------------------------------------------------------------
+
+    def _discover(self) -> None:
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            prefix = ep.name.lower()
+            if self._only is not None and prefix not in self._only:
+                continue
+            dist = ep.dist
+            origin = dist.name if dist is not None else ep.value
+            version = dist.version if dist is not None else ""
+            known = self._backends.get(prefix)
+            if known is None:
+                self._backends[prefix] = _Backend(prefix, origin, version, entry_point=ep)
+            elif _normalize(known.origin) != _normalize(origin):
+                known.error = DuplicatePrefixError(prefix, known.origin, origin)
+
+    def register_backend(self, prefix: str, plugin: Any, *, replace: bool = False) -> None:
+        """Register ``plugin`` (an object or module with ``@envhub.hookimpl`` functions) in-process.
+
+        Raises:
+            DuplicatePrefixError: ``prefix`` is taken and ``replace`` is false.
+        """
+        prefix = _check_prefix(prefix)
+        known = self._backends.get(prefix)
+        if known is not None:
+            if not replace:
+                raise DuplicatePrefixError(prefix, known.origin, "<in-process>")
+            self.unregister_backend(prefix)
+        backend = _Backend(prefix, "<in-process>", "")
+        self._backends[prefix] = backend
+        self._activate(backend, plugin)
+
+    def unregister_backend(self, prefix: str) -> None:
+        """Forget the backend ``prefix`` (no error if it is unknown)."""
+        backend = self._backends.pop(prefix.lower(), None)
+        if backend is not None and backend.plugin is not None:
+            self._pm.unregister(name=backend.prefix)
+
+    def _activate(self, backend: _Backend, plugin: Any) -> None:
+        try:
+            self._pm.register(plugin, name=backend.prefix)
+        except Exception as exc:  # pluggy rejects bad hookimpls here
+            backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
+            raise backend.error from exc
+        backend.plugin = plugin
+
+    def _load(self, prefix: str) -> _Backend:
+        backend = self._backend(prefix)
+        if backend.error is not None:
+            raise backend.error
+        if backend.plugin is None:
+            assert backend.entry_point is not None
+            try:
+                plugin = backend.entry_point.load()
+            except ModuleNotFoundError as exc:
+                backend.error = self._missing(backend, exc)
+                raise backend.error from exc
+            except Exception as exc:
+                backend.error = PluginLoadError(prefix, backend.origin, exc)
+                raise backend.error from exc
+            self._activate(backend, plugin)
+        return backend
+
+    def _backend(self, prefix: str) -> _Backend:
+        backend = self._backends.get(prefix.lower())
+        if backend is None:
+            raise UnknownBackendError(prefix, self._backends)
+        return backend
+
+    def _missing(self, backend: _Backend, exc: ModuleNotFoundError) -> EnvhubError:
+        missing = exc.name or str(exc)
+        if backend.entry_point is not None and missing.split(".")[0] == backend.entry_point.module.split(".")[0]:
+            return PluginLoadError(backend.prefix, backend.origin, exc)  # the plugin module itself is gone
+        return BackendNotInstalledError(backend.prefix, missing, install_hint(backend.prefix, backend.origin, missing))
+
+    # --- environments ------------------------------------------------------------------------
+
+    def _envs(self, prefix: str, refresh: bool = False) -> dict[str, EnvSpec]:
+        backend = self._load(prefix)
+        if backend.envs is not None and not refresh:
+            return backend.envs
+        envs: dict[str, EnvSpec] = {}
+
+        def register(
+            name: str,
+            factory: Callable[..., Any] | None,
+            *,
+            batching: str = "vmap",
+            unavailable: str | None = None,
+            description: str = "",
+        ) -> None:
+            if not isinstance(name, str) or not name or name != name.strip():
+                raise ValueError(f"environment name {name!r} must be a non-empty string without surrounding spaces")
+            if name in envs:
+                raise ValueError(f"environment name {name!r} registered twice")
+            if factory is None and unavailable is None:
+                raise ValueError(f"{name!r} needs a factory, or unavailable='reason'")
+            if factory is not None and not callable(factory):
+                raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
+            if batching not in BATCHING_MODES:
+                raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
+            envs[name] = EnvSpec(backend.prefix, name, factory, batching, unavailable, description)
+
+        others = [p for n, p in self._pm.list_name_plugin() if n != backend.prefix]
+        caller = self._pm.subset_hook_caller("envhub_register_envs", remove_plugins=others)
+        try:
+            caller(register=register)
+        except ModuleNotFoundError as exc:
+            raise self._missing(backend, exc) from exc
+        except Exception as exc:
+            raise PluginLoadError(backend.prefix, backend.origin, exc) from exc
+        backend.envs = envs
+        return envs
+
+    def spec(self, env_id: str) -> EnvSpec:
+        """Return the ``EnvSpec`` of ``env_id``, or raise a helpful error."""
+        prefix, name = split_id(env_id)
+        envs = self._envs(prefix)
+        if name not in envs:
+            envs = self._envs(prefix, refresh=True)  # the backend may have gained envs since
+        if name not in envs:
+            raise UnknownEnvError(prefix.lower(), name, sorted(envs))
+        return envs[name]
+
+    def make(self, env_id: str, *, num_envs: int | None = None, **kwargs: Any) -> Environment[Any, Any, Any]:
+        """Build ``env_id`` (``"prefix/Name"``); ``num_envs=N`` batches it; ``kwargs`` go to the backend."""
+        from envhub.wrappers import VmapEnvironment
+
+        if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
+            raise InvalidArgumentError(f"num_envs={num_envs!r} must be a positive int (or None for one environment).")
+        spec = self.spec(env_id)
+        if spec.factory is None:
+            raise EnvUnavailableError(spec.id, spec.unavailable or "no factory")
+        if spec.batching == "native":
+            kwargs["num_envs"] = num_envs
+        try:
+            env = spec.factory(**kwargs)
+        except ModuleNotFoundError as exc:
+            raise self._missing(self._load(spec.prefix), exc) from exc
+        if not isinstance(env, Environment):
+            raise PluginLoadError(spec.prefix, self._backend(spec.prefix).origin,
+                                  TypeError(f"factory of {spec.name!r} returned {type(env).__name__}, not an envhub.Environment"))
+        env.unwrapped.id = spec.id
+        if spec.batching == "vmap" and num_envs is not None:
+            env = VmapEnvironment(env, num_envs)
+        return env
+
+    def list_envs(self, prefix: str) -> list[EnvSpec]:
+        """Every environment the backend ``prefix`` offers, available or not, sorted by name."""
+        return sorted(self._envs(prefix, refresh=True).values(), key=lambda s: s.name.lower())
+
+    def list_backends(self) -> list[BackendStatus]:
+        """The status of every known backend; importing each plugin module, never a backend library."""
+        rows = []
+        for prefix in sorted(self._backends):
+            backend = self._backends[prefix]
+            status, reason = "ok", ""
+            try:
+                self._load(prefix)
+                missing = _missing_requirements(backend.entry_point)
+                if missing:
+                    status = "missing"
+                    reason = f"not installed: {', '.join(missing)}; {install_hint(prefix, backend.origin, missing[0])}"
+            except BackendNotInstalledError as exc:
+                status, reason = "missing", str(exc)
+            except EnvhubError as exc:
+                status, reason = "error", str(exc)
+            rows.append(BackendStatus(prefix, backend.origin, backend.version, status, reason))
+        return rows
+
+    @property
+    def prefixes(self) -> list[str]:
+        """The known prefixes, loaded or not."""
+        return sorted(self._backends)
+
+
+def split_id(env_id: object) -> tuple[str, str]:
+    """Split ``"prefix/Name"`` at its first slash (names may contain more slashes)."""
+    if not isinstance(env_id, str) or "/" not in env_id:
+        raise InvalidIdError(env_id)
+    prefix, name = env_id.split("/", 1)
+    if not prefix.strip() or not name.strip():
+        raise InvalidIdError(env_id)
+    return prefix, name
+
+
+def install_hint(prefix: str, origin: str, missing: str) -> str:
+    """The pip line that installs what the backend ``prefix`` needs."""
+    if prefix in IN_REPO_BACKENDS and _normalize(origin) == f"envhub-{prefix}":
+        return f'pip install "envhub[{prefix}]" (run in a clone of the envhub repository)'
+    return f"pip install {missing.split('.')[0]}"
+
+
+def _check_prefix(prefix: str) -> str:
+    if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", prefix):
+        raise InvalidArgumentError(f"Backend prefix {prefix!r} must be letters, digits, '_', '.' or '-' (no '/').")
+    return prefix.lower()
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _missing_requirements(entry_point: metadata.EntryPoint | None) -> list[str]:
+    """Unconditional requirements of the plugin's distribution that are not installed (metadata only)."""
+    if entry_point is None or entry_point.dist is None:
+        return []
+    missing = []
+    for requirement in entry_point.dist.requires or []:
+        if ";" in requirement:
+            continue  # extras and environment markers: not needed unconditionally
+        name = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+        if name is None:
+            continue
+        try:
+            metadata.distribution(name.group(0))
+        except metadata.PackageNotFoundError:
+            missing.append(name.group(0))
+    return missing
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The registry behind ``envhub.make``, created (and discovered) on first use."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default

@@ -1,0 +1,62 @@
+"""The ``TimeStep`` returned by every ``init``, ``reset`` and ``step``."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+Obs = TypeVar("Obs")
+PyTree = Any
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeStep(Generic[Obs]):
+    """What the agent sees after ``init``, ``reset`` or ``step``.
+
+    Attributes:
+        obs: The observation to act on next (after an auto-reset: the new episode's first).
+        reward: float32 reward of this step (0 after init/reset).
+        terminated: The episode reached a terminal state; do not bootstrap.
+        truncated: The episode was cut (time limit); bootstrap from ``final_obs``.
+        final_obs: The observation this step reached, before any auto-reset; equals ``obs``
+            when the episode did not end.
+        info: Dict of arrays with the same structure at init, reset and step.
+    """
+
+    obs: Obs
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: Obs
+    info: dict[str, Any]
+
+    @property
+    def done(self) -> jax.Array:
+        """``terminated | truncated``: the episode ended on this step."""
+        return jnp.logical_or(self.terminated, self.truncated)
+
+    def replace(self, **changes: Any) -> TimeStep[Obs]:
+        """Return a copy with some fields replaced."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def first(cls, obs: Obs, info: dict[str, Any], batch_shape: tuple[int, ...] = ()) -> TimeStep[Obs]:
+        """Build the TimeStep of a new episode: zero reward, no flags, ``final_obs = obs``."""
+        return cls(
+            obs=obs,
+            reward=jnp.zeros(batch_shape, jnp.float32),
+            terminated=jnp.zeros(batch_shape, jnp.bool_),
+            truncated=jnp.zeros(batch_shape, jnp.bool_),
+            final_obs=obs,
+            info=info,
+        )
+
+
+jax.tree_util.register_dataclass(
+    TimeStep,
+    data_fields=["obs", "reward", "terminated", "truncated", "final_obs", "info"],
+    meta_fields=[],
+)

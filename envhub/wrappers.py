@@ -1,0 +1,124 @@
+"""Thin wrappers, one behaviour each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from envhub import spaces
+from envhub.env import Environment
+from envhub.types import TimeStep
+
+
+class Wrapper(Environment[Any, Any, Any]):
+    """Delegate everything to ``env``; subclasses override what they change."""
+
+    def __init__(self, env: Environment[Any, Any, Any]):
+        self.env = env
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        return self.env.init(key)
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        return self.env.reset(key, state)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        return self.env.step(key, state, action)
+
+    @property
+    def action_space(self) -> spaces.Space:
+        return self.env.action_space
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        return self.env.observation_space
+
+    @property
+    def single_action_space(self) -> spaces.Space:
+        return self.env.single_action_space
+
+    @property
+    def single_observation_space(self) -> spaces.Space:
+        return self.env.single_observation_space
+
+    @property
+    def id(self) -> str:  # type: ignore[override]
+        return self.env.id
+
+    @property
+    def num_envs(self) -> int | None:  # type: ignore[override]
+        return self.env.num_envs
+
+    @property
+    def is_jax_native(self) -> bool:  # type: ignore[override]
+        return self.env.is_jax_native
+
+    @property
+    def closed(self) -> bool:
+        return self.env.closed
+
+    def close(self) -> None:
+        self.env.close()
+
+    @property
+    def unwrapped(self) -> Environment[Any, Any, Any]:
+        return self.env.unwrapped
+
+    def __getattr__(self, name: str) -> Any:
+        # Guard dunders so copy/pickle probing (__setstate__, ...) cannot recurse into `env`.
+        if name.startswith("__") or name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}{self.env!r}>"
+
+
+class VmapEnvironment(Wrapper):
+    """Batch a JAX-native environment: one key in, ``num_envs`` keys split inside, vmap over all."""
+
+    def __init__(self, env: Environment[Any, Any, Any], num_envs: int):
+        if not env.is_jax_native:
+            raise TypeError(f"{env.id!r} is not JAX-native; its backend must batch it with num_envs itself.")
+        super().__init__(env)
+        self._num_envs = num_envs
+        self._action_space = env.action_space.batch(num_envs)
+        self._observation_space = env.observation_space.batch(num_envs)
+
+    @property
+    def num_envs(self) -> int:  # type: ignore[override]
+        return self._num_envs
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.init)(jax.random.split(key, self._num_envs))
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.reset)(jax.random.split(key, self._num_envs), state)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
+
+    @property
+    def action_space(self) -> spaces.Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        return self._observation_space
+
+
+class DropFinalObs(Wrapper):
+    """Set ``ts.final_obs`` to ``None`` everywhere, to save memory when nothing bootstraps from it."""
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.init(key)
+        return state, ts.replace(final_obs=None)
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state)
+        return state, ts.replace(final_obs=None)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.step(key, state, action)
+        return state, ts.replace(final_obs=None)

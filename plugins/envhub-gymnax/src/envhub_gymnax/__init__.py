@@ -1,0 +1,36 @@
+"""envhub backend for gymnax: every gymnax environment, batched with vmap, jit/scan/vmap friendly.
+
+gymnax is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+
+# Environments whose constructor cannot run offline, with the reason `make` reports.
+UNAVAILABLE = {
+    "MNISTBandit-bsuite": "its constructor downloads the MNIST data set from the internet, which envhub does not do",
+}
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register every id in gymnax's registry."""
+    from gymnax import registration
+
+    for name in registration.registered_envs:
+        if name in UNAVAILABLE:
+            register(name, None, unavailable=UNAVAILABLE[name])
+        else:
+            register(name, functools.partial(make_gymnax_env, name), description="gymnax (JAX-native)")
+
+
+def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build gymnax ``name``: ``params`` replaces its ``EnvParams``; kwargs naming ``EnvParams``
+    fields (e.g. ``max_steps_in_episode``) update them; the other kwargs go to its constructor."""
+    from envhub_gymnax.environment import GymnaxEnvironment
+
+    return GymnaxEnvironment(name, params=params, **kwargs)

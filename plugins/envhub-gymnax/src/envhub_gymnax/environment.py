@@ -1,0 +1,92 @@
+"""``GymnaxEnvironment``: a gymnax environment behind the envhub API."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnax.environments import spaces as gymnax_spaces
+
+import envhub
+from envhub import spaces
+from envhub.types import TimeStep
+
+# Keys of gymnax's step info that TimeStep already carries as fields.
+_MOVED_TO_TIMESTEP = ("final_observation", "terminated", "truncated")
+
+
+class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
+    """Wrap one gymnax environment; its own same-step auto-reset and ``final_observation`` are kept."""
+
+    def __init__(self, name: str, params: Any = None, **kwargs: Any):
+        # kwargs naming EnvParams fields update the params; the rest go to gymnax's constructor.
+        gymnax_env, default_params = gymnax.make(name)
+        field_names = {f.name for f in dataclasses.fields(default_params)}
+        constructor_kwargs = {k: v for k, v in kwargs.items() if k not in field_names}
+        if constructor_kwargs:
+            gymnax_env, default_params = gymnax.make(name, **constructor_kwargs)
+        self.gymnax_env = gymnax_env
+        self.params = (params if params is not None else default_params).replace(
+            **{k: v for k, v in kwargs.items() if k in field_names}
+        )
+        self._action_space = to_envhub_space(self.gymnax_env.action_space(self.params))
+        self._observation_space = to_envhub_space(self.gymnax_env.observation_space(self.params))
+        self._info_template: Any = None
+
+    @property
+    def action_space(self) -> spaces.Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        return self._observation_space
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        obs, state = self.gymnax_env.reset(key, self.params)
+        return state, TimeStep.first(obs, self._empty_info(key, state))
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        return self._init(key)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        obs, state, reward, terminated, truncated, info = self.gymnax_env.step(key, state, action, self.params)
+        terminated = jnp.asarray(terminated, jnp.bool_)
+        truncated = jnp.logical_and(jnp.asarray(truncated, jnp.bool_), jnp.logical_not(terminated))
+        ts = TimeStep(
+            obs=obs,
+            reward=jnp.asarray(reward, jnp.float32),
+            terminated=terminated,
+            truncated=truncated,  # terminated wins when a time limit falls on a terminal step
+            final_obs=info["final_observation"],
+            info=_public_info(info),
+        )
+        return state, ts
+
+    def _empty_info(self, key: jax.Array, state: Any) -> dict[str, Any]:
+        """Zeros shaped like a step's info, so init/reset/step share one pytree structure."""
+        if self._info_template is None:
+            action = self._action_space.sample(jax.random.key(0))
+            shapes = jax.eval_shape(lambda k, s, a: self._step(k, s, a)[1].info, key, state, action)
+            self._info_template = shapes
+        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_template)
+
+
+def _public_info(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: jnp.asarray(v) for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
+
+
+def to_envhub_space(space: Any) -> spaces.Space:
+    """Convert a gymnax space (Discrete, Box, Dict, Tuple) to an envhub space."""
+    if isinstance(space, gymnax_spaces.Discrete):
+        return spaces.Discrete(space.n, dtype=space.dtype)
+    if isinstance(space, gymnax_spaces.Box):
+        return spaces.Box(np.asarray(space.low), np.asarray(space.high), tuple(space.shape), np.dtype(space.dtype))
+    if isinstance(space, gymnax_spaces.Dict):
+        return spaces.Tree({k: to_envhub_space(v) for k, v in space.spaces.items()})
+    if isinstance(space, gymnax_spaces.Tuple):
+        return spaces.Tree(tuple(to_envhub_space(v) for v in space.spaces))
+    raise TypeError(f"envhub-gymnax cannot convert gymnax space {space!r} of type {type(space).__name__}.")
