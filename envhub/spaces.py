@@ -73,7 +73,9 @@ class Box(Space):
         low, high = self.low, self.high
         lo_fin, hi_fin = np.isfinite(low), np.isfinite(high)
         k_uni, k_exp, k_norm = jax.random.split(key, 3)
-        uniform = jax.random.uniform(k_uni, full, minval=np.where(lo_fin, low, 0), maxval=np.where(hi_fin, high, 1))
+        # (1 - u) * low + u * high stays finite even when high - low overflows (bounds near float max).
+        u = jax.random.uniform(k_uni, full)
+        uniform = (1 - u) * np.where(lo_fin, low, 0).astype(self.dtype) + u * np.where(hi_fin, high, 1).astype(self.dtype)
         exponential = jax.random.exponential(k_exp, full)
         normal = jax.random.normal(k_norm, full)
         out = jnp.where(

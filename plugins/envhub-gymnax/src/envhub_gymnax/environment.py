@@ -47,6 +47,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
 
     def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
         obs, state = self.gymnax_env.reset(key, self.params)
+        state = jax.tree.map(_strong, state)  # some gymnax resets return weak-typed leaves; steps do not
         return state, TimeStep.first(obs, self._empty_info(key, state))
 
     def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
@@ -76,7 +77,13 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
 
 
 def _public_info(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: jnp.asarray(v) for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
+    """Drop the keys TimeStep carries; strip weak types so the structure matches init's zeros."""
+    return {k: _strong(v) for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
+
+
+def _strong(x: Any) -> jax.Array:
+    x = jnp.asarray(x)
+    return x.astype(x.dtype)
 
 
 def to_envhub_space(space: Any) -> spaces.Space:
