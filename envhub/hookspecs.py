@@ -28,6 +28,7 @@ class RegisterEnv(Protocol):
         batching: str = "vmap",
         unavailable: str | None = None,
         description: str = "",
+        check_options: dict[str, Any] | None = None,
     ) -> None: ...
 
 
@@ -39,4 +40,6 @@ def envhub_register_envs(register: RegisterEnv) -> None:
     (or inside this hook), never at module level. ``batching="vmap"`` lets envhub batch a JAX-native
     environment for ``num_envs``; ``batching="native"`` passes ``num_envs`` to the factory.
     ``unavailable="reason"`` lists an environment that cannot run here; ``make`` raises the reason.
+    ``check_options`` sets ``envhub.testing.Options`` fields used by ``envhub check`` and the kit,
+    e.g. ``{"time_limit_kwarg": "max_steps_in_episode"}``.
     """

@@ -48,6 +48,8 @@ class EnvSpec:
     batching: str = "vmap"
     unavailable: str | None = None
     description: str = ""
+    #: Fields of ``envhub.testing.Options`` for this env (e.g. its time-limit kwarg).
+    check_options: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
 
     @property
     def id(self) -> str:
@@ -139,7 +141,10 @@ class Registry:
     def _activate(self, backend: _Backend, plugin: Any) -> None:
         try:
             self._pm.register(plugin, name=backend.prefix)
-        except Exception as exc:  # pluggy rejects bad hookimpls here
+            self._pm.check_pending()  # a hookimpl with no matching hookspec (a typo) is refused here
+        except Exception as exc:
+            if self._pm.is_registered(plugin):
+                self._pm.unregister(plugin)
             backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
             raise backend.error from exc
         backend.plugin = plugin
@@ -188,6 +193,7 @@ class Registry:
             batching: str = "vmap",
             unavailable: str | None = None,
             description: str = "",
+            check_options: dict[str, Any] | None = None,
         ) -> None:
             if not isinstance(name, str) or not name or name != name.strip():
                 raise ValueError(f"environment name {name!r} must be a non-empty string without surrounding spaces")
@@ -199,7 +205,7 @@ class Registry:
                 raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
             if batching not in BATCHING_MODES:
                 raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
-            envs[name] = EnvSpec(backend.prefix, name, factory, batching, unavailable, description)
+            envs[name] = EnvSpec(backend.prefix, name, factory, batching, unavailable, description, dict(check_options or {}))
 
         others = [p for n, p in self._pm.list_name_plugin() if n != backend.prefix]
         caller = self._pm.subset_hook_caller("envhub_register_envs", remove_plugins=others)

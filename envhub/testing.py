@@ -77,28 +77,35 @@ def _random_actions(env: Environment[Any, Any, Any], key: jax.Array) -> Any:
     return env.action_space.sample(key)
 
 
-def rollout_fn(env: Environment[Any, Any, Any], num_steps: int, *, jit: bool = True) -> Callable[[jax.Array], tuple[TimeStep[Any], TimeStep[Any]]]:
-    """Return ``run(key)``: init, then ``num_steps`` random-action steps; gives (first ts, stacked ts).
+def rollout_fn(env: Environment[Any, Any, Any], num_steps: int, *, jit: bool = True) -> Callable[..., tuple[TimeStep[Any], TimeStep[Any]]]:
+    """Return ``run(key, action_key=None)``: init, then ``num_steps`` steps with random actions.
 
-    The jitted version compiles once per env and can be called with many keys.
+    It returns the first TimeStep and the stacked step TimeSteps. Actions come from ``action_key``
+    when given (so only the environment's keys vary with ``key``), else from ``key``. The jitted
+    version compiles once per env and can be called with many keys.
     """
 
-    def body(state: Any, step_key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        action_key, env_key = jax.random.split(step_key)
+    def body(state: Any, keys: tuple[jax.Array, jax.Array]) -> tuple[Any, TimeStep[Any]]:
+        env_key, action_key = keys
         return env.step(env_key, state, _random_actions(env, action_key))
 
-    def scanned(key: jax.Array) -> tuple[TimeStep[Any], TimeStep[Any]]:
-        init_key, run_key = jax.random.split(key)
+    def keys_for(key: jax.Array, action_key: jax.Array | None) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+        init_key, run_key, own_action_key = jax.random.split(key, 3)
+        action_key = own_action_key if action_key is None else action_key
+        return init_key, (jax.random.split(run_key, num_steps), jax.random.split(action_key, num_steps))
+
+    def scanned(key: jax.Array, action_key: jax.Array | None = None) -> tuple[TimeStep[Any], TimeStep[Any]]:
+        init_key, step_keys = keys_for(key, action_key)
         state, first = env.init(init_key)
-        _, steps = jax.lax.scan(body, state, jax.random.split(run_key, num_steps))
+        _, steps = jax.lax.scan(body, state, step_keys)
         return first, steps
 
-    def looped(key: jax.Array) -> tuple[TimeStep[Any], TimeStep[Any]]:
-        init_key, run_key = jax.random.split(key)
+    def looped(key: jax.Array, action_key: jax.Array | None = None) -> tuple[TimeStep[Any], TimeStep[Any]]:
+        init_key, (env_keys, action_keys) = keys_for(key, action_key)
         state, first = env.init(init_key)
         outs = []
-        for step_key in jax.random.split(run_key, num_steps):
-            state, ts = body(state, step_key)
+        for keys in zip(env_keys, action_keys):
+            state, ts = body(state, keys)
             outs.append(ts)
         return first, jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
 
@@ -249,12 +256,14 @@ def check_determinism(make_env: MakeEnv, options: Options) -> None:
     """The same key gives the same trajectory; different keys give different ones."""
     with _closing(make_env()) as env:
         run = rollout_fn(env, 16)
-        first, again = run(jax.random.key(7)), run(jax.random.key(7))
+        actions = jax.random.key(99)  # the same actions every run: only the env's keys vary
+        first, again = run(jax.random.key(7), actions), run(jax.random.key(7), actions)
         _require(_trees_close(first, again, 0.0), "two runs with the same key gave different trajectories")
         if options.keys_matter:
-            others = [run(jax.random.key(seed)) for seed in (8, 9, 10)]
+            others = [run(jax.random.key(seed), actions) for seed in (8, 9, 10)]
             _require(any(not _trees_close(first, other, 0.0) for other in others),
-                     "four different keys gave identical trajectories (set Options(keys_matter=False) if that is by design)")
+                     "four different keys (same actions) gave identical trajectories; "
+                     "set Options(keys_matter=False) if the environment is deterministic by design")
 
 
 def _episode_env(make_env: MakeEnv, options: Options) -> Environment[Any, Any, Any]:
@@ -406,6 +415,16 @@ def format_report(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+def options_for(spec: Any, **overrides: Any) -> Options:
+    """The Options a backend registered for ``spec`` (an ``envhub.EnvSpec``), plus ``overrides``."""
+    fields = {f.name for f in dataclasses.fields(Options)}
+    given = {**spec.check_options, **overrides}
+    unknown = sorted(set(given) - fields)
+    if unknown:
+        raise ValueError(f"check_options of {spec.id!r} has unknown field(s) {unknown}; Options has {sorted(fields)}.")
+    return Options(**given)
+
+
 def check_env(make_env: MakeEnv, options: Options = Options()) -> None:
     """Run every check and raise ``AssertionError`` with the report if any fails."""
     results = run_checks(make_env, options)
@@ -418,15 +437,23 @@ class ConformanceTests:
 
     env_id: str = ""
     make_kwargs: dict[str, Any] = {}
-    options: Options = Options()
+    #: ``None`` takes the options the backend registered for ``env_id``.
+    options: Options | None = None
 
     def make_env(self, **kwargs: Any) -> Environment[Any, Any, Any]:
         import envhub
 
         return envhub.make(self.env_id, **{**self.make_kwargs, **kwargs})
 
+    def _options(self) -> Options:
+        if self.options is not None:
+            return self.options
+        import envhub
+
+        return options_for(envhub.default_registry().spec(self.env_id))
+
     def _run(self, name: str) -> None:
-        result = run_check(name, self.make_env, self.options)
+        result = run_check(name, self.make_env, self._options())
         if not result.passed:
             raise AssertionError(f"{name}: {result.message}")
 
@@ -469,6 +496,7 @@ __all__ = [
     "Options",
     "check_env",
     "format_report",
+    "options_for",
     "rollout",
     "run_check",
     "run_checks",

@@ -1,0 +1,4 @@
+from envhub.cli import main
+import sys
+
+sys.exit(main())

@@ -1,0 +1,241 @@
+"""The ``envhub`` command: list backends and environments, inspect, check and benchmark one.
+
+Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
+not installed, plugin failure, ...). Data commands take ``--json``; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVHUB_ERROR = 0, 1, 2, 3
+
+EPILOG = """examples:
+  envhub list                          installed backends and their status
+  envhub list gymnax                   every environment id of a backend
+  envhub info gymnax/CartPole-v1       spaces, dtypes, batching
+  envhub check gymnax/Pendulum-v1      run the conformance kit on one environment
+  envhub bench gymnax/CartPole-v1 -n 1024
+  envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
+
+exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...)
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="envhub",
+        description="One functional JAX API for RL environments from any backend plugin.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"envhub {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", help="list backends, or the environments of one backend")
+    p.add_argument("prefix", nargs="?", help="a backend prefix, e.g. gymnax")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    def env_command(name: str, help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help)
+        p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
+        p.add_argument("-n", "--num-envs", type=int, default=None, help="batch size (default: one environment)")
+        p.add_argument("-k", "--kwarg", action="append", default=[], metavar="KEY=VALUE",
+                       help="backend keyword argument (VALUE is a Python literal or a string); repeatable")
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        return p
+
+    env_command("info", "show an environment's spaces, dtypes and batching")
+    p = env_command("check", "run the conformance kit on one environment")
+    p.add_argument("--only", default=None, help="comma-separated check names (default: all)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p = env_command("bench", "measure steps per second of a jitted lax.scan rollout")
+    p.add_argument("--steps", type=int, default=1000, help="scan length per repeat (default 1000)")
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported (default 5)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code."""
+    args = _parser().parse_args(argv)
+    from envhub.errors import EnvhubError
+
+    try:
+        return int(COMMANDS[args.command](args))
+    except EnvhubError as exc:
+        print(f"envhub: error: {exc}", file=sys.stderr)
+        return EXIT_ENVHUB_ERROR
+    except _UsageError as exc:
+        print(f"envhub: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _version() -> str:
+    from envhub import __version__
+
+    return __version__
+
+
+def _kwargs(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise _UsageError(f"--kwarg {pair!r} must look like KEY=VALUE with KEY a Python identifier")
+        try:
+            out[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            out[key] = raw
+    return out
+
+
+def _print_table(rows: list[list[str]], header: list[str]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import envhub
+
+    if args.prefix is None:
+        backends = envhub.list_backends()
+        if args.json:
+            print(json.dumps([b.__dict__ for b in backends], indent=2))
+            return EXIT_OK
+        if not backends:
+            print("No envhub backends installed. Install one from the envhub repository: pip install \".[gymnax]\"")
+            return EXIT_OK
+        _print_table([[b.prefix, b.distribution, b.version, b.status] for b in backends],
+                     ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"])
+        for b in backends:
+            if b.reason:
+                print(f"\n{b.prefix}: {b.reason}")
+        return EXIT_OK
+    specs = envhub.list_envs(args.prefix)
+    if args.json:
+        print(json.dumps([{"id": s.id, "available": s.available, "reason": s.unavailable or ""} for s in specs], indent=2))
+        return EXIT_OK
+    for s in specs:
+        print(s.id if s.available else f"{s.id}  (unavailable: {s.unavailable})")
+    print(f"\n{sum(s.available for s in specs)} available, {sum(not s.available for s in specs)} unavailable", file=sys.stderr)
+    return EXIT_OK
+
+
+def _make(args: argparse.Namespace) -> Any:
+    import envhub
+
+    return envhub.make(args.env_id, num_envs=args.num_envs, **_kwargs(args.kwarg))
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    import jax
+
+    with _make(args) as env:
+        _, ts = jax.eval_shape(env.init, jax.random.key(0))
+        info = {
+            "id": env.id,
+            "class": type(env.unwrapped).__name__,
+            "num_envs": env.num_envs,
+            "jax_native": env.is_jax_native,
+            "jittable": True,
+            "vmappable": env.is_jax_native and env.num_envs is None,
+            "action_space": repr(env.action_space),
+            "observation_space": repr(env.observation_space),
+            "obs": _describe(ts.obs),
+            "info_keys": {k: _describe(v) for k, v in ts.info.items()},
+        }
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        for key, value in info.items():
+            print(f"{key:<18} {value}")
+    return EXIT_OK
+
+
+def _describe(tree: Any) -> Any:
+    import jax
+
+    return jax.tree.map(lambda x: f"{x.dtype}{list(x.shape)}", tree)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import envhub
+    from envhub import testing
+
+    kwargs = _kwargs(args.kwarg)
+    spec = envhub.default_registry().spec(args.env_id)
+    options = testing.options_for(spec)
+    only = args.only.split(",") if args.only else None
+    unknown = [n for n in only or [] if n not in testing.CHECKS]
+    if unknown:
+        raise _UsageError(f"--only {unknown[0]!r} is not a check; the checks are: {', '.join(testing.CHECKS)}")
+
+    def make_env(**extra: Any) -> Any:
+        return envhub.make(args.env_id, num_envs=args.num_envs, **{**kwargs, **extra})
+
+    def on_start(name: str, i: int, total: int) -> None:
+        if not args.quiet:
+            print(f"[{i + 1:2d}/{total}] {name} ...", file=sys.stderr, flush=True)
+
+    results = testing.run_checks(make_env, options, only=only, on_start=on_start)
+    if args.json:
+        print(json.dumps({"id": spec.id, "passed": all(r.passed for r in results),
+                          "checks": [r.__dict__ for r in results]}, indent=2))
+    else:
+        print(f"envhub check {spec.id}" + (f" (num_envs={args.num_envs})" if args.num_envs else ""))
+        print(testing.format_report(results))
+    return EXIT_OK if all(r.passed for r in results) else EXIT_CHECK_FAILED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import jax
+
+    from envhub.testing import rollout_fn
+
+    if args.steps < 1 or args.repeats < 1:
+        raise _UsageError("--steps and --repeats must be at least 1")
+    with _make(args) as env:
+        run = rollout_fn(env, args.steps)
+        t0 = time.perf_counter()
+        jax.block_until_ready(run(jax.random.key(0)))
+        compile_s = time.perf_counter() - t0
+        times = []
+        for i in range(args.repeats):
+            t0 = time.perf_counter()
+            jax.block_until_ready(run(jax.random.key(i + 1)))
+            times.append(time.perf_counter() - t0)
+            if not args.quiet:
+                bar = "#" * (i + 1) + "." * (args.repeats - i - 1)
+                print(f"\r[{bar}] {i + 1}/{args.repeats}", end="", file=sys.stderr, flush=True)
+        if not args.quiet:
+            print(file=sys.stderr)
+    batch = env.num_envs or 1
+    median = sorted(times)[len(times) // 2]
+    result = {"id": env.id, "num_envs": batch, "steps": args.steps, "repeats": args.repeats,
+              "compile_and_first_run_s": round(compile_s, 3), "median_s": round(median, 5),
+              "steps_per_s": round(batch * args.steps / median, 1)}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"{env.id}: {result['steps_per_s']:,.0f} env steps/s (num_envs={batch}, {args.steps} steps, "
+              f"median of {args.repeats}; compile + first run {compile_s:.1f}s)")
+    return EXIT_OK
+
+
+COMMANDS = {"list": cmd_list, "info": cmd_info, "check": cmd_check, "bench": cmd_bench}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

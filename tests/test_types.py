@@ -1,0 +1,21 @@
+import jax
+import jax.numpy as jnp
+
+from envhub import TimeStep
+
+
+def test_timestep_is_a_pytree_with_done():
+    ts = TimeStep(obs=jnp.zeros(2), reward=jnp.float32(1.0), terminated=jnp.bool_(True), truncated=jnp.bool_(False),
+                  final_obs=jnp.ones(2), info={"x": jnp.int32(3)})
+    assert bool(ts.done)
+    leaves, treedef = jax.tree.flatten(ts)
+    assert len(leaves) == 6
+    doubled = jax.tree.map(lambda x: x * 2, ts)
+    assert isinstance(doubled, TimeStep) and int(doubled.info["x"]) == 6
+    assert bool(jax.jit(lambda t: t.done)(ts))
+
+
+def test_first_timestep_has_zero_reward_and_no_flags():
+    ts = TimeStep.first(jnp.zeros((4, 2)), {}, batch_shape=(4,))
+    assert ts.reward.shape == (4,) and ts.reward.dtype == jnp.float32
+    assert not bool(ts.done.any()) and ts.final_obs is ts.obs
