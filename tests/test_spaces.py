@@ -24,7 +24,7 @@ def test_box_infinite_or_huge_bounds_sample_finite_values(low, high):
     x = np.asarray(box.sample(KEY))
     assert np.all(np.isfinite(x))
     assert np.all(x >= low) and np.all(x <= high)
-    assert x.std() > 0  # not a constant
+    assert np.unique(x).size > 100  # not a constant
 
 
 def test_box_integer_dtype_reaches_both_ends_of_a_full_range():
