@@ -17,7 +17,7 @@ class Corridor(envhub.Environment[Any, Any, Any]):
 
     ``bug`` switches on one contract violation, so tests can prove the kit catches it:
     "next_step_reset" (a dummy step after each episode), "final_obs" (final_obs is the reset obs),
-    "both_flags" (terminated and truncated together), "weak_info" (weak-typed info at step),
+    "both_flags" (truncated set on terminal steps too), "weak_info" (weak-typed info at step),
     "ignores_key" (every episode starts in the same cell), "float_reward" (float64-ish reward dtype).
     """
 
@@ -55,8 +55,8 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         t = state["t"] + 1
         terminated = pos >= self.length
         truncated = (t >= self.max_steps) & ~terminated
-        if self.bug == "both_flags":
-            truncated = t >= self.max_steps
+        if self.bug == "both_flags":  # every end reported as a time limit too, as brax's done does
+            truncated = (t >= self.max_steps) | terminated
         done = terminated | truncated
         reached = self._obs(pos, t)
         start = self._start(key)

@@ -30,11 +30,14 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         if constructor_kwargs:
             gymnax_env, default_params = gymnax.make(name, **constructor_kwargs)
         self.gymnax_env = gymnax_env
-        self.params = (params if params is not None else default_params).replace(
-            **{k: v for k, v in kwargs.items() if k in field_names}
+        base = params if params is not None else default_params
+        self.params = base.replace(
+            **{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names}
         )
         self._action_space = to_envhub_space(self.gymnax_env.action_space(self.params))
-        self._observation_space = to_envhub_space(self.gymnax_env.observation_space(self.params))
+        declared = to_envhub_space(self.gymnax_env.observation_space(self.params))
+        obs_shapes = jax.eval_shape(lambda k: self.gymnax_env.reset(k, self.params)[0], jax.random.key(0))
+        self._observation_space = match_dtypes(declared, obs_shapes)
         self._info_template: Any = None
 
     @property
@@ -76,6 +79,15 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_template)
 
 
+def _like(default: Any, value: Any) -> Any:
+    """Give ``value`` the type of the field's default (gymnax breaks on an int where it has 100.0)."""
+    if isinstance(default, (bool, int, float)) and isinstance(value, (bool, int, float)):
+        return type(default)(value)
+    if isinstance(default, (np.ndarray, jax.Array)):
+        return jnp.asarray(value, dtype=default.dtype)
+    return value
+
+
 def _public_info(info: dict[str, Any]) -> dict[str, Any]:
     """Drop the keys TimeStep carries; strip weak types so the structure matches init's zeros."""
     return {k: _strong(v) for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
@@ -84,6 +96,16 @@ def _public_info(info: dict[str, Any]) -> dict[str, Any]:
 def _strong(x: Any) -> jax.Array:
     x = jnp.asarray(x)
     return x.astype(x.dtype)
+
+
+def match_dtypes(space: spaces.Space, shapes: Any) -> spaces.Space:
+    """Give Box leaves the dtype gymnax really returns (some declare int32 and return float32)."""
+    if isinstance(space, spaces.Tree):
+        leaves = space.treedef.flatten_up_to(shapes)
+        return spaces.Tree(space.treedef.unflatten([match_dtypes(s, x) for s, x in zip(space.leaves, leaves)]))
+    if isinstance(space, spaces.Box) and space.dtype != shapes.dtype and space.shape == shapes.shape:
+        return spaces.Box(space.low, space.high, space.shape, shapes.dtype)
+    return space
 
 
 def to_envhub_space(space: Any) -> spaces.Space:

@@ -1,0 +1,71 @@
+"""The conformance kit passes a correct environment and catches each kind of violation."""
+
+import pytest
+
+from envhub import testing
+from toy_envs import Corridor
+
+OPTIONS = testing.Options(time_limit_kwarg="max_steps", time_limit=5)
+
+
+def make(bug=None, num_envs=None):
+    from envhub.wrappers import VmapEnvironment
+
+    def factory(**kwargs):
+        env = Corridor(bug=bug, **kwargs)
+        env.id = f"toy/Corridor-v0[{bug}]"
+        return env if num_envs is None else VmapEnvironment(env, num_envs)
+
+    return factory
+
+
+@pytest.mark.parametrize("num_envs", [None, 3])
+def test_correct_env_passes_every_check(num_envs):
+    results = testing.run_checks(make(num_envs=num_envs), OPTIONS)
+    assert [r.name for r in results] == list(testing.CHECKS)
+    assert all(r.passed for r in results), testing.format_report(results)
+
+
+@pytest.mark.parametrize("bug,check,message", [
+    ("next_step_reset", "truncation", "dummy step"),
+    ("final_obs", "autoreset", "no auto-reset happened"),
+    ("both_flags", "autoreset", "both set"),
+    ("weak_info", "structure", "weak_type"),
+    ("float_reward", "structure", "reward"),
+    ("ignores_key", "determinism", "identical trajectories"),
+])
+def test_each_violation_is_caught(bug, check, message):
+    result = testing.run_check(check, make(bug), OPTIONS)
+    assert not result.passed
+    assert message in result.message
+
+
+def test_check_env_raises_with_a_report():
+    with pytest.raises(AssertionError, match=r"(?s)FAIL  truncation.*dummy step"):
+        testing.check_env(make("next_step_reset"), OPTIONS)
+
+
+def test_keys_matter_false_accepts_key_free_envs():
+    assert testing.run_check("determinism", make("ignores_key"), testing.Options(keys_matter=False)).passed
+
+
+def test_autoreset_needs_an_episode_end():
+    result = testing.run_check("autoreset", make(), testing.Options(num_steps=3))
+    assert not result.passed and "no episode ended" in result.message
+
+
+def test_options_for_rejects_unknown_fields(registry):
+    spec = registry.spec("toy/Corridor-v0")
+    assert testing.options_for(spec).time_limit_kwarg == "max_steps"
+    from dataclasses import replace
+    with pytest.raises(ValueError, match=r"unknown field\(s\) \['nope'\]"):
+        testing.options_for(replace(spec, check_options={"nope": 1}))
+
+
+class TestCorridorThroughTheBaseClass(testing.ConformanceTests):
+    """The few lines a plugin writes: the kit's pytest base class applied to one env."""
+
+    options = OPTIONS
+
+    def make_env(self, **kwargs):
+        return Corridor(**kwargs)
