@@ -1,0 +1,89 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+import envhub
+from envhub.cli import EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE, main
+from toy_envs import ToyPlugin
+
+
+@pytest.fixture
+def toy():
+    """The toy backend registered in the default registry (what the CLI uses), removed afterwards."""
+    envhub.register_backend("toy", ToyPlugin(), replace=True)
+    yield
+    envhub.unregister_backend("toy")
+
+
+def test_list_backends_table_and_json(toy, capsys):
+    assert main(["list"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"]
+    assert any(line.split()[:2] == ["toy", "<in-process>"] for line in out.splitlines())
+    assert main(["list", "--json"]) == EXIT_OK
+    rows = {r["prefix"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["toy"]["status"] == "ok"
+
+
+def test_list_envs_of_a_prefix(toy, capsys):
+    assert main(["list", "TOY"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:2] == ["toy/Corridor-v0", "toy/Offline-v0  (unavailable: needs a download)"]
+    assert "1 available, 1 unavailable" in captured.err
+    assert main(["list", "toy", "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)[1] == {"id": "toy/Offline-v0", "available": False, "reason": "needs a download"}
+
+
+def test_info_json(toy, capsys):
+    assert main(["info", "toy/Corridor-v0", "-n", "4", "-k", "length=9", "--json"]) == EXIT_OK
+    info = json.loads(capsys.readouterr().out)
+    assert info["num_envs"] == 4 and info["jax_native"] is True and info["vmappable"] is False
+    assert info["action_space"] == "Discrete(2, shape=(4,), dtype=int32)"
+    assert info["obs"] == "float32[4, 2]" and info["info_keys"] == {"moved": "bool[4]"}
+
+
+def test_check_passes_with_progress_and_fails_with_exit_1(toy, capsys):
+    assert main(["check", "toy/Corridor-v0", "--only", "init,truncation"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert "[ 1/2] init ..." in captured.err and "2 passed, 0 failed" in captured.out
+    assert main(["check", "toy/Corridor-v0", "-k", "bug=next_step_reset", "--only", "truncation", "--json", "-q"]) == EXIT_CHECK_FAILED
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] is False and "dummy step" in report["checks"][0]["message"]
+
+
+def test_check_rejects_unknown_check_names(toy, capsys):
+    assert main(["check", "toy/Corridor-v0", "--only", "jitt"]) == EXIT_USAGE
+    assert "'jitt' is not a check" in capsys.readouterr().err
+
+
+def test_bench_reports_steps_per_second(toy, capsys):
+    assert main(["bench", "toy/Corridor-v0", "-n", "8", "--steps", "20", "--repeats", "2", "--json"]) == EXIT_OK
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["num_envs"] == 8 and result["steps_per_s"] > 0 and "2/2" in captured.err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["info", "CartPole-v1"], "not of the form 'prefix/Name'"),
+    (["info", "toy/Coridor-v0"], "did you mean 'toy/Corridor-v0'"),
+    (["info", "toyy/Corridor-v0"], "did you mean 'toy'"),
+    (["info", "toy/Offline-v0"], "unavailable here"),
+])
+def test_envhub_errors_exit_3_with_the_message(toy, capsys, argv, message):
+    assert main(argv) == EXIT_ENVHUB_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("envhub: error: ") and message in err
+
+
+def test_bad_kwarg_is_a_usage_error(toy, capsys):
+    assert main(["info", "toy/Corridor-v0", "-k", "novalue"]) == EXIT_USAGE
+    assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_help_and_usage_exit_codes():
+    help_run = subprocess.run([sys.executable, "-m", "envhub", "--help"], capture_output=True, text=True)
+    assert help_run.returncode == 0 and "exit codes:" in help_run.stdout and "envhub check" in help_run.stdout
+    bad = subprocess.run([sys.executable, "-m", "envhub", "frobnicate"], capture_output=True, text=True)
+    assert bad.returncode == EXIT_USAGE and "invalid choice" in bad.stderr
