@@ -179,6 +179,8 @@ class Tree(Space):
     """
 
     def __init__(self, spaces: Any):
+        # A Tree nested in a Tree is inlined, so equal spaces have one canonical structure.
+        spaces = jax.tree.map(lambda s: s.spaces if isinstance(s, Tree) else s, spaces, is_leaf=_is_space)
         self.spaces = spaces
         leaves, self.treedef = jax.tree.flatten(spaces, is_leaf=_is_space)
         bad = [leaf for leaf in leaves if not isinstance(leaf, Space)]

@@ -41,6 +41,8 @@ class Options:
             ``max_steps_in_episode``, gymnasium: ``max_episode_steps``); ``None`` if there is none.
         time_limit: The short limit the truncation checks set through ``time_limit_kwarg``.
         keys_matter: ``False`` for environments whose trajectory does not depend on the key.
+        reset_obs_can_repeat: ``True`` when a new episode's first obs can equal the previous
+            episode's last (e.g. a bandit whose observation never changes).
         obs_depend_on_time_limit: ``True`` when observations encode the time limit (e.g. a
             normalised clock), so the truncation check cannot compare runs with two limits.
         atol: Tolerance when comparing floats between jitted and eager runs.
@@ -50,6 +52,7 @@ class Options:
     time_limit_kwarg: str | None = None
     time_limit: int = 7
     keys_matter: bool = True
+    reset_obs_can_repeat: bool = False
     obs_depend_on_time_limit: bool = False
     atol: float = 1e-5
 
@@ -288,7 +291,7 @@ def check_autoreset(make_env: MakeEnv, options: Options) -> None:
                              "set Options(time_limit_kwarg=...) or a larger num_steps")
         same = _leaf_equal(steps.final_obs, steps.obs, lead - 1)
         _require(np.all(same[~done]), "final_obs differs from obs on a step where the episode did not end")
-        _require(np.any(~same[done]), "on every step that ended an episode, obs == final_obs: no auto-reset happened")
+        _require(options.reset_obs_can_repeat or np.any(~same[done]), "on every step that ended an episode, obs == final_obs: no auto-reset happened")
         space = env.single_observation_space
         _require(_contains_each(space, steps.obs, lead), "some obs lie outside observation_space")
         _require(_contains_each(space, steps.final_obs, lead), "some final_obs lie outside observation_space")

@@ -92,3 +92,9 @@ def test_tree_of_nested_spaces():
 def test_tree_rejects_non_space_leaves():
     with pytest.raises(TypeError, match="must be envhub spaces"):
         Tree({"a": 3})
+
+
+def test_nested_trees_are_inlined():
+    inner = Tree((Discrete(2), Box(0.0, 1.0, ())))
+    assert Tree({"a": inner}) == Tree({"a": (Discrete(2), Box(0.0, 1.0, ()))})
+    assert jax.tree.structure(Tree({"a": inner}).sample(KEY)) == jax.tree.structure({"a": (0, 0)})

@@ -15,6 +15,14 @@ UNAVAILABLE = {
     "MNISTBandit-bsuite": "its constructor downloads the MNIST data set from the internet, which envhub does not do",
 }
 
+# How the conformance kit must drive some environments (fields of envhub.testing.Options).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    # The observation is a normalised clock, t / max_steps_in_episode.
+    "DiscountingChain-bsuite": {"obs_depend_on_time_limit": True},
+    # The observation never changes, so a reset cannot be seen in it.
+    "SimpleBandit-bsuite": {"reset_obs_can_repeat": True},
+}
+
 
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
@@ -24,8 +32,13 @@ def envhub_register_envs(register: Any) -> None:
     for name in registration.registered_envs:
         if name in UNAVAILABLE:
             register(name, None, unavailable=UNAVAILABLE[name])
-        else:
-            register(name, functools.partial(make_gymnax_env, name), description="gymnax (JAX-native)")
+            continue
+        register(
+            name,
+            functools.partial(make_gymnax_env, name),
+            description="gymnax (JAX-native)",
+            check_options={"time_limit_kwarg": "max_steps_in_episode", **CHECK_OPTIONS.get(name, {})},
+        )
 
 
 def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:

@@ -15,6 +15,23 @@ import envhub
 from envhub import spaces
 from envhub.types import TimeStep
 
+def _unbounded(space: spaces.Space) -> spaces.Space:
+    assert isinstance(space, spaces.Box)
+    return spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
+
+
+def _same(space: spaces.Space) -> spaces.Space:
+    return space
+
+
+# gymnax environments whose declared observation space does not contain their observations
+# (found by the conformance kit): GaussianBandit's Gaussian reward and MemoryChain's context bits
+# leave the declared [0, high] box; their observation spaces are widened to unbounded Boxes.
+SPACE_FIXES = {
+    "GaussianBandit-misc": _unbounded,
+    "MemoryChain-bsuite": _unbounded,
+}
+
 # Keys of gymnax's step info that TimeStep already carries as fields.
 _MOVED_TO_TIMESTEP = ("final_observation", "terminated", "truncated")
 
@@ -37,7 +54,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         self._action_space = to_envhub_space(self.gymnax_env.action_space(self.params))
         declared = to_envhub_space(self.gymnax_env.observation_space(self.params))
         obs_shapes = jax.eval_shape(lambda k: self.gymnax_env.reset(k, self.params)[0], jax.random.key(0))
-        self._observation_space = match_dtypes(declared, obs_shapes)
+        self._observation_space = SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes))
         self._info_template: Any = None
 
     @property
@@ -58,6 +75,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         obs, state, reward, terminated, truncated, info = self.gymnax_env.step(key, state, action, self.params)
+        state = jax.tree.map(_strong, state)  # some gymnax steps return weak-typed state leaves
         terminated = jnp.asarray(terminated, jnp.bool_)
         truncated = jnp.logical_and(jnp.asarray(truncated, jnp.bool_), jnp.logical_not(terminated))
         ts = TimeStep(

@@ -1,0 +1,134 @@
+"""envhub-gymnax: the conformance kit on every gymnax environment, plus ground truth against gymnax."""
+
+from __future__ import annotations
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envhub
+from envhub import spaces, testing
+from envhub.errors import EnvUnavailableError
+
+ALL = envhub.list_envs("gymnax")
+AVAILABLE = [s.id for s in ALL if s.available]
+
+
+def test_every_gymnax_env_is_listed():
+    assert sorted(s.name for s in ALL) == sorted(gymnax.registered_envs)
+    assert len(AVAILABLE) == len(ALL) - 1
+
+
+@pytest.mark.parametrize("check", list(testing.CHECKS))
+@pytest.mark.parametrize("env_id", AVAILABLE)
+def test_conformance(env_id, check):
+    spec = envhub.default_registry().spec(env_id)
+    result = testing.run_check(check, lambda **kw: envhub.make(env_id, **kw), testing.options_for(spec))
+    assert result.passed, result.message
+
+
+class TestBatchedCartPole(testing.ConformanceTests):
+    env_id = "gymnax/CartPole-v1"
+    make_kwargs = {"num_envs": 3}
+
+
+class TestBatchedBreakout(testing.ConformanceTests):
+    env_id = "gymnax/Breakout-MinAtar"
+    make_kwargs = {"num_envs": 2}
+
+
+def test_mnist_bandit_is_unavailable_with_the_reason():
+    with pytest.raises(EnvUnavailableError, match="'gymnax/MNISTBandit-bsuite' is listed but unavailable here: .*downloads the MNIST"):
+        envhub.make("gymnax/MNISTBandit-bsuite")
+
+
+def _rollout_with_states(env, key, actions):
+    """Step env with fixed actions; return per-step (state before, step key, TimeStep)."""
+    state, _ = env.init(key)
+    keys = jax.random.split(jax.random.fold_in(key, 1), len(actions))
+
+    def body(state, xs):
+        k, a = xs
+        new_state, ts = env.step(k, state, a)
+        return new_state, (state, ts)
+
+    _, (before, ts) = jax.jit(lambda s: jax.lax.scan(body, s, (keys, actions)))(state)
+    return before, keys, ts
+
+
+def _at(tree, t):
+    return jax.tree.map(lambda x: x[t], tree)
+
+
+def test_pendulum_time_limit_is_truncation_with_the_true_final_obs():
+    env = envhub.make("gymnax/Pendulum-v1")
+    raw, params = gymnax.make("Pendulum-v1")
+    actions = jnp.zeros((201, 1), jnp.float32)
+    before, keys, ts = _rollout_with_states(env, jax.random.key(0), actions)
+    truncated, terminated = np.asarray(ts.truncated), np.asarray(ts.terminated)
+    assert np.flatnonzero(truncated).tolist() == [199] and not terminated.any()  # step 200, 1-based
+    step_key, reset_key = jax.random.split(keys[199])
+    reached, *_ = raw.step_env(step_key, _at(before, 199), actions[199], params)
+    first_obs, _ = raw.reset_env(reset_key, params)
+    np.testing.assert_allclose(ts.final_obs[199], reached, rtol=1e-6)
+    np.testing.assert_allclose(ts.obs[199], first_obs, rtol=1e-6)
+    assert not np.allclose(ts.obs[199], ts.final_obs[199])
+    np.testing.assert_array_equal(ts.final_obs[:199], ts.obs[:199])
+
+
+def test_cartpole_termination_keeps_the_terminal_obs():
+    env = envhub.make("gymnax/CartPole-v1")
+    raw, params = gymnax.make("CartPole-v1")
+    actions = jnp.ones(60, jnp.int32)  # always push right: falls within a few dozen steps
+    before, keys, ts = _rollout_with_states(env, jax.random.key(1), actions)
+    t = int(np.flatnonzero(np.asarray(ts.terminated))[0])
+    assert not bool(ts.truncated[t]) and float(ts.reward[t]) == 1.0
+    step_key, reset_key = jax.random.split(keys[t])
+    reached, _, _, raw_terminated, _ = raw.step_env(step_key, _at(before, t), actions[t], params)
+    assert bool(raw_terminated)
+    np.testing.assert_allclose(ts.final_obs[t], reached, rtol=1e-6)
+    np.testing.assert_allclose(ts.obs[t], raw.reset_env(reset_key, params)[0], rtol=1e-6)
+
+
+def test_terminated_wins_when_the_time_limit_falls_on_a_terminal_step():
+    key, actions = jax.random.key(1), jnp.ones(60, jnp.int32)
+    _, _, ts = _rollout_with_states(envhub.make("gymnax/CartPole-v1"), key, actions)
+    t = int(np.flatnonzero(np.asarray(ts.terminated))[0])
+    limited = envhub.make("gymnax/CartPole-v1", max_steps_in_episode=t + 1)  # the limit hits on step t + 1 too
+    before, keys, ts = _rollout_with_states(limited, key, actions)
+    assert bool(ts.terminated[t]) and not bool(ts.truncated[t])
+    raw = limited.unwrapped.gymnax_env  # gymnax itself reports both flags on that step
+    *_, raw_terminated, raw_truncated, _ = raw.step(keys[t], _at(before, t), actions[t], limited.unwrapped.params)
+    assert bool(raw_terminated) and bool(raw_truncated)
+
+
+def test_kwargs_and_params_reach_gymnax():
+    env = envhub.make("gymnax/CartPole-v1", max_steps_in_episode=8)
+    assert env.unwrapped.params.max_steps_in_episode == 8
+    bandit = envhub.make("gymnax/BernoulliBandit-misc", max_steps_in_episode=7)  # gymnax's default is 100.0
+    assert isinstance(bandit.unwrapped.params.max_steps_in_episode, float)
+    custom = gymnax.make("CartPole-v1")[1].replace(gravity=20.0)
+    assert envhub.make("gymnax/CartPole-v1", params=custom).unwrapped.params.gravity == 20.0
+    catch = envhub.make("gymnax/Catch-bsuite", rows=6)  # a constructor kwarg
+    assert catch.observation_space.shape == (6, 5)
+    assert envhub.make("gymnax/Catch-bsuite", rows=6, num_envs=2).init(jax.random.key(0))[1].obs.shape == (2, 6, 5)
+
+
+def test_spaces_convert_with_dtypes():
+    from gymnax.environments import spaces as gs
+
+    from envhub_gymnax.environment import to_envhub_space
+
+    tree = to_envhub_space(gs.Dict({"a": gs.Discrete(4), "b": gs.Tuple([gs.Box(-1.0, 1.0, (2,), jnp.float32)])}))
+    assert tree == spaces.Tree({"a": spaces.Discrete(4), "b": (spaces.Box(-1.0, 1.0, (2,)),)})
+    catch = envhub.make("gymnax/Catch-bsuite")  # gymnax declares int32, returns float32
+    assert catch.observation_space.dtype == np.float32
+
+
+def test_info_has_the_same_keys_at_init_and_step():
+    env = envhub.make("gymnax/CartPole-v1")
+    state, ts0 = env.init(jax.random.key(0))
+    _, ts1 = env.step(jax.random.key(1), state, 0)
+    assert set(ts0.info) == set(ts1.info) == {"discount"}
