@@ -117,14 +117,20 @@ class ClosedEnvironmentError(EnvhubError, RuntimeError):
 class StaleStateError(EnvhubError, RuntimeError):
     """A host environment was stepped from a state that is no longer its newest."""
 
-    def __init__(self, env_id: str, given: int, newest: int) -> None:
+    def __init__(self, env_id: str, given: int, newest: int | None) -> None:
+        if newest is None:
+            problem = (f"was given a state (from step {given}) whose host environment it does not hold: "
+                       f"that environment was closed, or the state belongs to another environment object")
+        else:
+            problem = f"was given a state from step {given}, but its newest state is from step {newest}"
         super().__init__(
-            f"Environment {env_id!r} was given a state from step {given}, but its newest state is "
-            f"from step {newest}: host environments live outside JAX and cannot branch or rewind. "
+            f"Environment {env_id!r} {problem}: host environments live outside JAX and cannot branch or rewind. "
             f"Always pass the state returned by the previous init/reset/step; for tree search use "
             f"a JAX-native backend."
         )
         self.env_id = env_id
+        self.given = given
+        self.newest = newest
 
 
 class HostEnvError(EnvhubError, RuntimeError):
@@ -137,6 +143,18 @@ class HostEnvError(EnvhubError, RuntimeError):
         )
         self.env_id = env_id
         self.original = exc
+
+
+class HostVmapError(EnvhubError, ValueError):
+    """``jax.vmap`` was applied to a host environment in a way it cannot follow."""
+
+    def __init__(self, env_id: str, problem: str) -> None:
+        super().__init__(
+            f"Environment {env_id!r} is a host environment and {problem}. Either create the states inside "
+            f"vmap (vmap over init's key: one host environment per key), or batch on the host with "
+            f"envhub.make({env_id!r}, num_envs=N)."
+        )
+        self.env_id = env_id
 
 
 class ActionError(EnvhubError, TypeError):

@@ -1,0 +1,370 @@
+"""The host bridge: CPU ("host") environments behind the functional API, inside jit, scan and vmap.
+
+A ``HostEnvironment`` keeps its live host environments in a table it owns; the JAX-side state is
+only ``HostState(handle, step)``. Traced calls go through ONE module-level callback (an ordered
+``io_callback``) that finds the environment object through a weak registry, so compiled code never
+keeps an environment alive and JAX caches one callback, not one per environment. Eager calls skip
+the callback and raise envhub errors directly. Under ``jax.vmap`` every mapped state is its own host
+environment and is stepped with its own action; mapping actions over one unmapped state raises.
+
+Subclasses (gymnasium, envpool) implement ``_host_make``, ``_host_reset``, ``_host_step`` and the
+two ``single_*_space`` properties, working on NumPy arrays with a leading axis of ``n`` sub-envs.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import itertools
+import math
+import warnings
+import weakref
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_batching import custom_vmap
+from jax.experimental import io_callback
+
+from envhub import spaces
+from envhub.env import Environment
+from envhub.errors import ClosedEnvironmentError, EnvhubError, HostEnvError, HostVmapError, StaleStateError
+from envhub.types import TimeStep
+
+# Environment objects by uid, held weakly: the callback finds its environment here.
+_OWNERS: weakref.WeakValueDictionary[int, HostEnvironment] = weakref.WeakValueDictionary()
+_uids = itertools.count(1)
+_handles = itertools.count(1)  # unique across environments, so one env refuses another's state
+_STEP_MOD = 2**31
+
+
+@dataclasses.dataclass(frozen=True)
+class HostState:
+    """The JAX side of a host environment: which one (``handle``) and how far it got (``step``)."""
+
+    handle: jax.Array  # int32; shape () unbatched, (num_envs,) batched (all equal)
+    step: jax.Array  # int32; init is 0, every reset/step adds 1; the host keeps the newest
+
+
+jax.tree_util.register_dataclass(HostState, data_fields=["handle", "step"], meta_fields=[])
+
+
+def key_to_seeds(key: jax.Array, n: int) -> jax.Array:
+    """The ``n`` uint32 seeds ``init(key)``/``reset(key, state)`` give the host sub-environments."""
+    return jax.random.bits(key, (n,), jnp.uint32)
+
+
+class _Slot:
+    """One live host environment: the backend object and the newest step counter."""
+
+    __slots__ = ("host", "step")
+
+    def __init__(self, host: Any):
+        self.host, self.step = host, 0
+
+
+class _HostTable:
+    """The live host environments of one ``HostEnvironment`` (it holds no reference back to it)."""
+
+    def __init__(self) -> None:
+        self.slots: dict[int, _Slot] = {}
+        self.spare: Any = None  # a host env made early (e.g. to read its spaces), used by the first init
+
+    def close_all(self) -> None:
+        hosts = [slot.host for slot in self.slots.values()] + ([self.spare] if self.spare is not None else [])
+        self.slots.clear()
+        self.spare = None
+        for host in hosts:
+            try:
+                host.close()
+            except Exception as exc:  # noqa: BLE001 - closing must go on for the others
+                warnings.warn(f"closing a host environment raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+
+
+class HostEnvironment(Environment[HostState, Any, Any]):
+    """Base class of environments living in this process, stepped through ``io_callback``.
+
+    Every host environment is a vector of ``n = num_envs or 1`` sub-environments; unbatched envs
+    drop the leading axis. Subclasses return NumPy arrays in same-step auto-reset form.
+    """
+
+    is_jax_native = False
+
+    def __init__(self, num_envs: int | None = None):
+        self.num_envs = num_envs
+        self._n = 1 if num_envs is None else num_envs
+        self._uid = next(_uids)
+        self._table = _HostTable()
+        self._finalizer = weakref.finalize(self, self._table.close_all)  # on GC and at exit
+        _OWNERS[self._uid] = self
+
+    # --- what subclasses implement -----------------------------------------------------------
+
+    @abc.abstractmethod
+    def _host_make(self) -> Any:
+        """Create one host vector environment of ``self._n`` sub-envs; it must have ``close()``."""
+
+    @abc.abstractmethod
+    def _host_reset(self, host: Any, seeds: list[int]) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-env with its seed; return ``(obs, info)`` with a leading axis of ``n``."""
+
+    @abc.abstractmethod
+    def _host_step(self, host: Any, action: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
+        """Step; return ``(obs, reward, terminated, truncated, final_obs, info)``, auto-reset same-step."""
+
+    @property
+    @abc.abstractmethod
+    def single_observation_space(self) -> spaces.Space: ...
+
+    @property
+    @abc.abstractmethod
+    def single_action_space(self) -> spaces.Space: ...
+
+    @property
+    def info_spec(self) -> dict[str, jax.ShapeDtypeStruct]:
+        """Per-sub-env shape and dtype of every ``info`` key kept (missing values become zeros)."""
+        return {}
+
+    # --- spaces and bookkeeping ----------------------------------------------------------------
+
+    @property
+    def action_space(self) -> spaces.Space:
+        space = self.single_action_space
+        return space if self.num_envs is None else space.batch(self.num_envs)
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        space = self.single_observation_space
+        return space if self.num_envs is None else space.batch(self.num_envs)
+
+    def live_host_envs(self) -> int:
+        """How many host (vector) environments this object keeps alive."""
+        return len(self._table.slots) + (self._table.spare is not None)
+
+    def _keep_spare(self, host: Any) -> None:
+        """Hand a host env made early to the first ``init`` (closed with the others if unused)."""
+        self._table.spare = host
+
+    def _close(self) -> None:
+        self._finalizer()
+
+    # --- the functional API --------------------------------------------------------------------
+
+    def _init(self, key: jax.Array) -> tuple[HostState, TimeStep[Any]]:
+        return _call(self, "init", None, key_to_seeds(key, self._n))
+
+    def _reset(self, key: jax.Array, state: HostState) -> tuple[HostState, TimeStep[Any]]:
+        return _call(self, "reset", _check_state(self, state), key_to_seeds(key, self._n))
+
+    def _step(self, key: jax.Array, state: HostState, action: Any) -> tuple[HostState, TimeStep[Any]]:
+        return _call(self, "step", _check_state(self, state), action)
+
+    # --- host side (runs in the callback, or directly when called eagerly) ---------------------
+
+    def _env_shape(self) -> tuple[int, ...]:
+        return () if self.num_envs is None else (self._n,)
+
+    def _result_struct(self, batch: tuple[int, ...]) -> tuple[HostState, TimeStep[Any]]:
+        """ShapeDtypeStructs of ``(state, timestep)`` with leading ``batch`` (vmap) axes."""
+        lead = (*batch, *self._env_shape())
+        sds = lambda shape, dtype: jax.ShapeDtypeStruct((*lead, *shape), dtype)  # noqa: E731
+        obs = _space_tree(self.single_observation_space, lambda s: sds(s.shape, s.dtype))
+        info = {k: sds(v.shape, v.dtype) for k, v in self.info_spec.items()}
+        ts = TimeStep(obs, sds((), jnp.float32), sds((), jnp.bool_), sds((), jnp.bool_), obs, info)
+        return HostState(sds((), jnp.int32), sds((), jnp.int32)), ts
+
+    def _run(self, op: str, handle: np.ndarray | None, step: np.ndarray | None, payload: Any) -> tuple[HostState, TimeStep[Any]]:
+        """Run ``op`` for one (unmapped) state on the host; return NumPy ``(state, timestep)``."""
+        if self.closed:
+            raise ClosedEnvironmentError(self.id, op)
+        if op == "init":
+            slot_handle, slot = self._new_slot()
+        else:
+            assert handle is not None and step is not None
+            slot_handle, slot = self._find_slot(handle, step)
+        try:
+            if op == "step":
+                ts = self._timestep(*self._host_step(slot.host, self._host_action(payload)))
+            else:
+                obs, info = self._host_reset(slot.host, [int(s) for s in np.asarray(payload).reshape(-1)])
+                ts = self._timestep(obs, None, None, None, None, info)
+        except EnvhubError:
+            raise
+        except Exception as exc:
+            raise HostEnvError(self.id, op, exc) from exc
+        slot.step = 0 if op == "init" else (slot.step + 1) % _STEP_MOD
+        shape = self._env_shape()
+        state = HostState(np.full(shape, slot_handle, np.int32), np.full(shape, slot.step, np.int32))
+        return state, ts
+
+    def _new_slot(self) -> tuple[int, _Slot]:
+        host, self._table.spare = self._table.spare, None
+        if host is None:
+            try:
+                host = self._host_make()
+            except EnvhubError:
+                raise
+            except Exception as exc:
+                raise HostEnvError(self.id, "init", exc) from exc
+        handle = next(_handles) % _STEP_MOD
+        self._table.slots[handle] = slot = _Slot(host)
+        return handle, slot
+
+    def _find_slot(self, handle: np.ndarray, step: np.ndarray) -> tuple[int, _Slot]:
+        h, s = int(handle.reshape(-1)[0]), int(step.reshape(-1)[0])
+        if np.any(handle != h) or np.any(step != s):
+            raise HostVmapError(self.id, "the state's handle/step leaves differ across num_envs (was the state "
+                                         "sliced or mixed with another?)")
+        slot = self._table.slots.get(h)
+        if slot is None:
+            raise StaleStateError(self.id, s, None)
+        if s != slot.step:
+            raise StaleStateError(self.id, s, slot.step)
+        return h, slot
+
+    def _host_action(self, action: Any) -> Any:
+        """Give the action a leading axis of ``n`` (unbatched envs have none)."""
+        if self.num_envs is None:
+            return jax.tree.map(lambda a: np.asarray(a)[None], action)
+        return jax.tree.map(np.asarray, action)
+
+    def _timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, final_obs: Any, info: dict[str, Any]) -> TimeStep[Any]:
+        """Cast the subclass's NumPy outputs to the declared shapes and dtypes."""
+        shape = self._env_shape()
+        obs = _cast_obs(self.single_observation_space, obs, shape)
+        info = {k: _cast(info.get(k, 0), (*shape, *v.shape), v.dtype) for k, v in self.info_spec.items()}
+        if reward is None:  # init/reset
+            zeros = np.zeros(shape, np.bool_)
+            return TimeStep(obs, np.zeros(shape, np.float32), zeros, zeros.copy(), obs, info)
+        terminated = _cast(terminated, shape, np.bool_)
+        truncated = _cast(truncated, shape, np.bool_) & ~terminated  # terminated wins
+        final_obs = _cast_obs(self.single_observation_space, final_obs, shape)
+        return TimeStep(obs, _cast(reward, shape, np.float32), terminated, truncated, final_obs, info)
+
+
+def _space_tree(space: spaces.Space, fn: Any) -> Any:
+    """Map ``fn`` over the leaf spaces of ``space``, keeping its pytree structure."""
+    if isinstance(space, spaces.Tree):
+        return space.treedef.unflatten([fn(s) for s in space.leaves])
+    return fn(space)
+
+
+def _cast(x: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return np.asarray(x, dtype=dtype).reshape(shape) if np.size(x) == math.prod(shape) else np.broadcast_to(np.asarray(x, dtype), shape).copy()
+
+
+def _cast_obs(space: spaces.Space, obs: Any, lead: tuple[int, ...]) -> Any:
+    if isinstance(space, spaces.Tree):
+        leaves = space.treedef.flatten_up_to(obs)
+        return space.treedef.unflatten([_cast(x, (*lead, *s.shape), s.dtype) for s, x in zip(space.leaves, leaves)])
+    return _cast(obs, (*lead, *space.shape), space.dtype)
+
+
+def _check_state(env: HostEnvironment, state: Any) -> HostState:
+    if not isinstance(state, HostState):
+        raise TypeError(f"{env.id!r} needs the HostState returned by init/reset/step, got {type(state).__name__}; "
+                        f"pass the state returned by the previous call.")
+    return state
+
+
+# --- the bridge: eager calls, the traced callback, and vmap -------------------------------------
+
+
+def _call(env: HostEnvironment, op: str, state: HostState | None, payload: Any) -> tuple[HostState, TimeStep[Any]]:
+    """Run ``op`` on the host: directly when every input is concrete, else through the callback."""
+    handle, step = (None, None) if state is None else (state.handle, state.step)
+    inputs = (handle, step, payload)
+    if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(inputs)):
+        result = env._run(op, None if handle is None else np.asarray(handle),
+                          None if step is None else np.asarray(step), jax.tree.map(np.asarray, payload))
+        return jax.tree.map(lambda x: jnp.array(x, copy=True), result)  # copy: the host may reuse its buffers
+    return _traced(env, op)(np.int32(env._uid), handle, step, payload)
+
+
+def _traced(env: HostEnvironment, op: str) -> Any:
+    """A ``custom_vmap`` function calling the host: mapped states run one after the other.
+
+    It holds the environment weakly: traced programs (and JAX's caches of them) must not keep it alive.
+    """
+    env_ndim, env_id, env_ref = len(env._env_shape()), env.id, weakref.ref(env)
+
+    @custom_vmap
+    def call(uid: Any, handle: Any, step: Any, payload: Any) -> Any:
+        # vmap axes lead: init's seeds are (*batch, n); a state's leaves are (*batch, *env_shape).
+        lead = jnp.shape(payload) if handle is None else jnp.shape(handle)
+        batch = tuple(lead[: len(lead) - (1 if handle is None else env_ndim)])
+        owner = env_ref()
+        if owner is None:
+            raise ClosedEnvironmentError(env_id, op)
+        struct = owner._result_struct(batch)
+        args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
+        layout = tuple((tuple(jnp.shape(a)), jnp.asarray(a).dtype.str) for a in args)
+        flat = io_callback(_Callback(op, layout, jax.tree.structure(payload)), jax.tree.leaves(struct), _pack(args), ordered=True)
+        return jax.tree.unflatten(jax.tree.structure(struct), flat)
+
+    @call.def_vmap
+    def rule(axis_size: int, in_batched: Any, uid: Any, handle: Any, step: Any, payload: Any) -> Any:
+        if handle is not None and not in_batched[1]:
+            raise HostVmapError(env_id, f"jax.vmap maps the action or key of {op}() over {axis_size} values but not the "
+                                        f"state, and one host environment cannot follow {axis_size} trajectories")
+        grow = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))  # noqa: E731
+        if handle is not None:
+            step = grow(step, in_batched[2])
+        payload = jax.tree.map(grow, payload, in_batched[3])
+        out = call(uid, handle, step, payload)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return call
+
+
+def _pack(arrays: list[Any]) -> jax.Array:
+    """Pack arrays into one uint8 array: every callback argument costs a device_put, so pass one."""
+    parts = []
+    for a in arrays:
+        a = jnp.asarray(a)
+        if a.dtype == jnp.bool_:
+            a = a.astype(jnp.uint8)
+        parts.append(jax.lax.bitcast_convert_type(a, jnp.uint8).reshape(-1))
+    return jnp.concatenate(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Callback:
+    """The host function of one call shape; equal for equal shapes, so JAX caches one per shape."""
+
+    op: str
+    layout: tuple[tuple[tuple[int, ...], str], ...]
+    payload_tree: Any
+
+    def __call__(self, packed: np.ndarray) -> list[np.ndarray]:
+        buffer, offset, arrays = np.asarray(packed).tobytes(), 0, []
+        for shape, dtype_str in self.layout:
+            dtype = np.dtype(dtype_str)
+            count = math.prod(shape)
+            arrays.append(np.frombuffer(buffer, dtype, count, offset).reshape(shape))
+            offset += count * dtype.itemsize
+        uid = int(arrays[0])
+        env = _OWNERS.get(uid)
+        if env is None:
+            raise ClosedEnvironmentError(f"<collected environment #{uid}>", self.op)
+        handle, step, payload = (None, None, arrays[1:]) if self.op == "init" else (arrays[1], arrays[2], arrays[3:])
+        payload = jax.tree.unflatten(self.payload_tree, payload)
+        return _run_batched(env, self.op, handle, step, payload)
+
+
+def _run_batched(env: HostEnvironment, op: str, handle: Any, step: Any, payload: Any) -> list[np.ndarray]:
+    """Run ``op`` for every mapped state (vmap axes lead), in order; return the flat results."""
+    lead = (payload if op == "init" else handle).shape
+    batch = lead[: len(lead) - (1 if op == "init" else len(env._env_shape()))]
+    results = []
+    for index in np.ndindex(*batch):
+        results.append(env._run(op, None if handle is None else handle[index], None if step is None else step[index],
+                                jax.tree.map(lambda x: x[index], payload)))
+    if not batch:
+        return jax.tree.leaves(results[0])
+    stacked = jax.tree.map(lambda *xs: np.stack(xs).reshape((*batch, *xs[0].shape)), *results)
+    return jax.tree.leaves(stacked)
+
+
+__all__ = ["HostEnvironment", "HostState", "key_to_seeds"]

@@ -1,0 +1,46 @@
+"""The copy-me template is a real plugin: installed as a distribution, found, checked, tested."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "plugins" / "_template"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """pip-install the template into a private directory; return the env that puts it on sys.path."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(TEMPLATE)], check=True)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+
+
+def _envhub(env, *args):
+    return subprocess.run([sys.executable, "-m", "envhub", *args], capture_output=True, text=True, env=env)
+
+
+def test_template_is_discovered_through_its_entry_point(installed):
+    listed = _envhub(installed, "list", "--json")
+    rows = {r["prefix"]: r for r in json.loads(listed.stdout)}
+    assert rows["mybackend"] == {"prefix": "mybackend", "distribution": "envhub-mybackend", "version": "0.1.0",
+                                 "status": "ok", "reason": ""}
+    assert json.loads(_envhub(installed, "list", "mybackend", "--json").stdout)[0]["id"] == "mybackend/Chain-v0"
+
+
+def test_template_passes_envhub_check(installed):
+    run = _envhub(installed, "check", "mybackend/Chain-v0", "-n", "3", "--json", "-q")
+    report = json.loads(run.stdout)
+    assert run.returncode == 0, report
+    assert report["passed"] and len(report["checks"]) == 10
+
+
+def test_template_own_tests_pass(installed):
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(TEMPLATE / "tests")],
+                         capture_output=True, text=True, env=installed, cwd=TEMPLATE)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "20 passed" in run.stdout
