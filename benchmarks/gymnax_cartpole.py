@@ -12,10 +12,9 @@ import argparse
 
 import gymnax
 import jax
-import jax.numpy as jnp
+from _timing import interleaved_medians
 
 import envhub
-from _timing import interleaved_medians
 
 
 def raw_gymnax_rollout(num_envs: int, steps: int):
@@ -32,7 +31,9 @@ def raw_gymnax_rollout(num_envs: int, steps: int):
             state, total, ends = carry
             action_key, step_key = jax.random.split(key)
             actions = jax.random.randint(action_key, (num_envs,), 0, 2)
-            _, state, reward, terminated, truncated, _ = step(jax.random.split(step_key, num_envs), state, actions, params)
+            _, state, reward, terminated, truncated, _ = step(
+                jax.random.split(step_key, num_envs), state, actions, params
+            )
             return (state, total + reward.sum(), ends + (terminated | truncated).sum()), None
 
         (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
@@ -70,14 +71,22 @@ def main() -> None:
     args = parser.parse_args()
 
     key = jax.random.key(0)
-    runs = {"gymnax (raw)": raw_gymnax_rollout(args.num_envs, args.steps), "envhub": envhub_rollout(args.num_envs, args.steps)}
+    runs = {
+        "gymnax (raw)": raw_gymnax_rollout(args.num_envs, args.steps),
+        "envhub": envhub_rollout(args.num_envs, args.steps),
+    }
     outputs = {name: jax.block_until_ready(run(key)) for name, run in runs.items()}  # compile
     total_raw, total_hub = float(outputs["gymnax (raw)"][0]), float(outputs["envhub"][0])
     print(f"same work: total reward raw={total_raw:.0f} envhub={total_hub:.0f}")
 
-    medians = interleaved_medians({n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in runs.items()}, args.repeats)
+    medians = interleaved_medians(
+        {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in runs.items()}, args.repeats
+    )
     env_steps = args.num_envs * args.steps
-    print(f"CartPole-v1, num_envs={args.num_envs}, {args.steps} scan steps, median of {args.repeats} (jax {jax.__version__}, {jax.devices()[0].platform})")
+    print(
+        f"CartPole-v1, num_envs={args.num_envs}, {args.steps} scan steps, median of {args.repeats} "
+        f"(jax {jax.__version__}, {jax.devices()[0].platform})"
+    )
     for name, seconds in medians.items():
         print(f"  {name:<14} {seconds * 1e3:8.1f} ms   {env_steps / seconds / 1e6:6.2f} M steps/s")
     print(f"ratio envhub / raw gymnax throughput: {medians['gymnax (raw)'] / medians['envhub']:.3f}  (target >= 0.95)")

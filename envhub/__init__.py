@@ -20,6 +20,7 @@ __all__ = [
     "Registry",
     "TimeStep",
     "Wrapper",
+    "default_registry",
     "errors",
     "hookimpl",
     "list_backends",

@@ -1,4 +1,5 @@
-from envhub.cli import main
 import sys
+
+from envhub.cli import main
 
 sys.exit(main())

@@ -46,8 +46,14 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help)
         p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
         p.add_argument("-n", "--num-envs", type=int, default=None, help="batch size (default: one environment)")
-        p.add_argument("-k", "--kwarg", action="append", default=[], metavar="KEY=VALUE",
-                       help="backend keyword argument (VALUE is a Python literal or a string); repeatable")
+        p.add_argument(
+            "-k",
+            "--kwarg",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="backend keyword argument (VALUE is a Python literal or a string); repeatable",
+        )
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
         return p
 
@@ -115,21 +121,28 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(json.dumps([b.__dict__ for b in backends], indent=2))
             return EXIT_OK
         if not backends:
-            print("No envhub backends installed. Install one from the envhub repository: pip install \".[gymnax]\"")
+            print('No envhub backends installed. Install one from the envhub repository: pip install ".[gymnax]"')
             return EXIT_OK
-        _print_table([[b.prefix, b.distribution, b.version, b.status] for b in backends],
-                     ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"])
+        _print_table(
+            [[b.prefix, b.distribution, b.version, b.status] for b in backends],
+            ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"],
+        )
         for b in backends:
             if b.reason:
                 print(f"\n{b.prefix}: {b.reason}")
         return EXIT_OK
     specs = envhub.list_envs(args.prefix)
     if args.json:
-        print(json.dumps([{"id": s.id, "available": s.available, "reason": s.unavailable or ""} for s in specs], indent=2))
+        print(
+            json.dumps([{"id": s.id, "available": s.available, "reason": s.unavailable or ""} for s in specs], indent=2)
+        )
         return EXIT_OK
     for s in specs:
         print(s.id if s.available else f"{s.id}  (unavailable: {s.unavailable})")
-    print(f"\n{sum(s.available for s in specs)} available, {sum(not s.available for s in specs)} unavailable", file=sys.stderr)
+    print(
+        f"\n{sum(s.available for s in specs)} available, {sum(not s.available for s in specs)} unavailable",
+        file=sys.stderr,
+    )
     return EXIT_OK
 
 
@@ -191,8 +204,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     results = testing.run_checks(make_env, options, only=only, on_start=on_start)
     if args.json:
-        print(json.dumps({"id": spec.id, "passed": all(r.passed for r in results),
-                          "checks": [r.__dict__ for r in results]}, indent=2))
+        print(
+            json.dumps(
+                {"id": spec.id, "passed": all(r.passed for r in results), "checks": [r.__dict__ for r in results]},
+                indent=2,
+            )
+        )
     else:
         print(f"envhub check {spec.id}" + (f" (num_envs={args.num_envs})" if args.num_envs else ""))
         print(testing.format_report(results))
@@ -223,14 +240,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
     batch = env.num_envs or 1
     median = sorted(times)[len(times) // 2]
-    result = {"id": env.id, "num_envs": batch, "steps": args.steps, "repeats": args.repeats,
-              "compile_and_first_run_s": round(compile_s, 3), "median_s": round(median, 5),
-              "steps_per_s": round(batch * args.steps / median, 1)}
+    result = {
+        "id": env.id,
+        "num_envs": batch,
+        "steps": args.steps,
+        "repeats": args.repeats,
+        "compile_and_first_run_s": round(compile_s, 3),
+        "median_s": round(median, 5),
+        "steps_per_s": round(batch * args.steps / median, 1),
+    }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"{env.id}: {result['steps_per_s']:,.0f} env steps/s (num_envs={batch}, {args.steps} steps, "
-              f"median of {args.repeats}; compile + first run {compile_s:.1f}s)")
+        print(
+            f"{env.id}: {result['steps_per_s']:,.0f} env steps/s (num_envs={batch}, {args.steps} steps, "
+            f"median of {args.repeats}; compile + first run {compile_s:.1f}s)"
+        )
     return EXIT_OK
 
 

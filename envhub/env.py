@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
+from typing_extensions import Self
 
 from envhub import spaces
 from envhub.errors import ActionError, ClosedEnvironmentError
@@ -104,7 +105,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """The innermost environment (this one, unless wrapped)."""
         return self
 
-    def __enter__(self: EnvT) -> EnvT:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -37,7 +37,7 @@ class UnknownBackendError(EnvhubError, LookupError):
         super().__init__(
             f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
             f"installed backends: {', '.join(known) or 'none'}. Run `envhub list` to see them, "
-            f"or install a plugin, e.g. pip install \"envhub[gymnax]\" from the envhub repository."
+            f'or install a plugin, e.g. pip install "envhub[gymnax]" from the envhub repository.'
         )
         self.prefix = prefix
         self.known = known
@@ -106,11 +106,19 @@ class DuplicatePrefixError(EnvhubError, ValueError):
 class ClosedEnvironmentError(EnvhubError, RuntimeError):
     """An environment was used after ``close()``."""
 
-    def __init__(self, env_id: str, method: str) -> None:
-        super().__init__(
-            f"{method}() called on environment {env_id!r} after close(); environments cannot be "
-            f"reopened: create a new one with envhub.make({env_id!r})."
-        )
+    def __init__(self, env_id: str, method: str, *, traced: bool = False) -> None:
+        if traced:  # a compiled function still names an environment that is gone
+            message = (
+                f"{method}() ran in a jitted function traced with environment {env_id!r}, which has since been "
+                f"closed or garbage-collected; jax.jit reuses the trace of the same Python function, so build "
+                f"the jitted function after making the environment it uses (e.g. pass env to a factory)."
+            )
+        else:
+            message = (
+                f"{method}() called on environment {env_id!r} after close(); environments cannot be "
+                f"reopened: create a new one with envhub.make({env_id!r})."
+            )
+        super().__init__(message)
         self.env_id = env_id
 
 
@@ -119,8 +127,10 @@ class StaleStateError(EnvhubError, RuntimeError):
 
     def __init__(self, env_id: str, given: int, newest: int | None) -> None:
         if newest is None:
-            problem = (f"was given a state (from step {given}) whose host environment it does not hold: "
-                       f"that environment was closed, or the state belongs to another environment object")
+            problem = (
+                f"was given a state (from step {given}) whose host environment it does not hold: "
+                f"that environment was closed, or the state belongs to another environment object"
+            )
         else:
             problem = f"was given a state from step {given}, but its newest state is from step {newest}"
         super().__init__(

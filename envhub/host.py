@@ -168,7 +168,7 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _result_struct(self, batch: tuple[int, ...]) -> tuple[HostState, TimeStep[Any]]:
         """ShapeDtypeStructs of ``(state, timestep)`` with leading ``batch`` (vmap) axes."""
         lead = (*batch, *self._env_shape())
-        sds = lambda shape, dtype: jax.ShapeDtypeStruct((*lead, *shape), dtype)  # noqa: E731
+        sds = lambda shape, dtype: jax.ShapeDtypeStruct((*lead, *shape), dtype)
         obs = _space_tree(self.single_observation_space, lambda s: sds(s.shape, s.dtype))
         info = {k: sds(v.shape, v.dtype) for k, v in self.info_spec.items()}
         ts = TimeStep(obs, sds((), jnp.float32), sds((), jnp.bool_), sds((), jnp.bool_), obs, info)
@@ -300,7 +300,7 @@ def _traced(env: HostEnvironment, op: str) -> Any:
         struct = owner._result_struct(batch)
         args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
         layout = tuple((tuple(jnp.shape(a)), jnp.asarray(a).dtype.str) for a in args)
-        flat = io_callback(_Callback(op, layout, jax.tree.structure(payload)), jax.tree.leaves(struct), _pack(args), ordered=True)
+        flat = io_callback(_Callback(op, env_id, layout, jax.tree.structure(payload)), jax.tree.leaves(struct), _pack(args), ordered=True)
         return jax.tree.unflatten(jax.tree.structure(struct), flat)
 
     @call.def_vmap
@@ -308,7 +308,7 @@ def _traced(env: HostEnvironment, op: str) -> Any:
         if handle is not None and not in_batched[1]:
             raise HostVmapError(env_id, f"jax.vmap maps the action or key of {op}() over {axis_size} values but not the "
                                         f"state, and one host environment cannot follow {axis_size} trajectories")
-        grow = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))  # noqa: E731
+        grow = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
         if handle is not None:
             step = grow(step, in_batched[2])
         payload = jax.tree.map(grow, payload, in_batched[3])
@@ -334,6 +334,7 @@ class _Callback:
     """The host function of one call shape; equal for equal shapes, so JAX caches one per shape."""
 
     op: str
+    env_id: str  # for messages only
     layout: tuple[tuple[tuple[int, ...], str], ...]
     payload_tree: Any
 
@@ -344,10 +345,9 @@ class _Callback:
             count = math.prod(shape)
             arrays.append(np.frombuffer(buffer, dtype, count, offset).reshape(shape))
             offset += count * dtype.itemsize
-        uid = int(arrays[0])
-        env = _OWNERS.get(uid)
-        if env is None:
-            raise ClosedEnvironmentError(f"<collected environment #{uid}>", self.op)
+        env = _OWNERS.get(int(arrays[0]))
+        if env is None or (env.closed and self.op == "init"):
+            raise ClosedEnvironmentError(self.env_id, self.op, traced=True)
         handle, step, payload = (None, None, arrays[1:]) if self.op == "init" else (arrays[1], arrays[2], arrays[3:])
         payload = jax.tree.unflatten(self.payload_tree, payload)
         return _run_batched(env, self.op, handle, step, payload)

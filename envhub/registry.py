@@ -11,10 +11,10 @@ recorded against that plugin alone. Environment variables (read when a ``Registr
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata as metadata
 import os
 import re
 from collections.abc import Callable, Iterable
+from importlib import metadata
 from typing import Any
 
 import pluggy
@@ -205,7 +205,9 @@ class Registry:
                 raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
             if batching not in BATCHING_MODES:
                 raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
-            envs[name] = EnvSpec(backend.prefix, name, factory, batching, unavailable, description, dict(check_options or {}))
+            envs[name] = EnvSpec(
+                backend.prefix, name, factory, batching, unavailable, description, dict(check_options or {})
+            )
 
         others = [p for n, p in self._pm.list_name_plugin() if n != backend.prefix]
         caller = self._pm.subset_hook_caller("envhub_register_envs", remove_plugins=others)
@@ -244,8 +246,11 @@ class Registry:
         except ModuleNotFoundError as exc:
             raise self._missing(self._load(spec.prefix), exc) from exc
         if not isinstance(env, Environment):
-            raise PluginLoadError(spec.prefix, self._backend(spec.prefix).origin,
-                                  TypeError(f"factory of {spec.name!r} returned {type(env).__name__}, not an envhub.Environment"))
+            raise PluginLoadError(
+                spec.prefix,
+                self._backend(spec.prefix).origin,
+                TypeError(f"factory of {spec.name!r} returned {type(env).__name__}, not an envhub.Environment"),
+            )
         env.unwrapped.id = spec.id
         if spec.batching == "vmap" and num_envs is not None:
             env = VmapEnvironment(env, num_envs)

@@ -22,8 +22,8 @@ Shape = tuple[int, ...]
 class Space(abc.ABC):
     """A set of values of one shape and dtype."""
 
-    shape: Shape
-    dtype: np.dtype
+    shape: Any  # a tuple of ints; for Tree, a pytree of them
+    dtype: Any  # a NumPy dtype; for Tree, a pytree of them
 
     @abc.abstractmethod
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
@@ -53,8 +53,8 @@ class Box(Space):
             info = np.iinfo(self.dtype)
             low_arr = np.clip(np.nan_to_num(low_arr, neginf=info.min, posinf=info.max), info.min, info.max)
             high_arr = np.clip(np.nan_to_num(high_arr, neginf=info.min, posinf=info.max), info.min, info.max)
-        self.low = np.broadcast_to(low_arr.astype(bound_dtype), self.shape).copy()
-        self.high = np.broadcast_to(high_arr.astype(bound_dtype), self.shape).copy()
+        self.low: np.ndarray = np.broadcast_to(low_arr.astype(bound_dtype), self.shape).copy()
+        self.high: np.ndarray = np.broadcast_to(high_arr.astype(bound_dtype), self.shape).copy()
         if np.any(self.low > self.high):
             raise ValueError(f"Box needs low <= high everywhere; got low={low!r}, high={high!r}.")
 
@@ -66,22 +66,28 @@ class Box(Space):
             # randint's maxval is exclusive and high + 1 may overflow the dtype, so draw `high`
             # itself with probability 1 / (span + 1) and otherwise uniformly from [low, high).
             k_int, k_top = jax.random.split(key)
-            low, high = jnp.asarray(self.low, self.dtype), jnp.asarray(self.high, self.dtype)
-            below = jax.random.randint(k_int, full, low, high, dtype=self.dtype)
+            lo, hi = jnp.asarray(self.low, self.dtype), jnp.asarray(self.high, self.dtype)
+            below = jax.random.randint(k_int, full, lo, hi, dtype=self.dtype)
             top = jax.random.uniform(k_top, full) < 1.0 / (self.high.astype(np.float64) - self.low + 1)
-            return jnp.where(top | (low == high), high, below)
+            return jnp.where(top | (lo == hi), hi, below)
         low, high = self.low, self.high
         lo_fin, hi_fin = np.isfinite(low), np.isfinite(high)
         k_uni, k_exp, k_norm = jax.random.split(key, 3)
         # (1 - u) * low + u * high stays finite even when high - low overflows (bounds near float max).
         u = jax.random.uniform(k_uni, full)
-        uniform = (1 - u) * np.where(lo_fin, low, 0).astype(self.dtype) + u * np.where(hi_fin, high, 1).astype(self.dtype)
+        uniform = (1 - u) * np.where(lo_fin, low, 0).astype(self.dtype) + u * np.where(hi_fin, high, 1).astype(
+            self.dtype
+        )
         exponential = jax.random.exponential(k_exp, full)
         normal = jax.random.normal(k_norm, full)
         out = jnp.where(
             lo_fin & hi_fin,
             uniform,
-            jnp.where(lo_fin, np.where(lo_fin, low, 0) + exponential, jnp.where(hi_fin, np.where(hi_fin, high, 0) - exponential, normal)),
+            jnp.where(
+                lo_fin,
+                np.where(lo_fin, low, 0) + exponential,
+                jnp.where(hi_fin, np.where(hi_fin, high, 0) - exponential, normal),
+            ),
         )
         return out.astype(self.dtype)
 
@@ -93,10 +99,13 @@ class Box(Space):
         return jnp.all((x >= self.low) & (x <= self.high))
 
     def batch(self, n: int) -> Box:
-        return Box(np.broadcast_to(self.low, (n, *self.shape)), np.broadcast_to(self.high, (n, *self.shape)), dtype=self.dtype)
+        return Box(
+            np.broadcast_to(self.low, (n, *self.shape)), np.broadcast_to(self.high, (n, *self.shape)), dtype=self.dtype
+        )
 
     def __repr__(self) -> str:
-        return f"Box(low={_bound_repr(self.low)}, high={_bound_repr(self.high)}, shape={self.shape}, dtype={self.dtype.name})"
+        low, high = _bound_repr(self.low), _bound_repr(self.high)
+        return f"Box(low={low}, high={high}, shape={self.shape}, dtype={self.dtype.name})"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -135,7 +144,9 @@ class MultiDiscrete(Space):
         return jnp.all((x >= self.start) & (x < self.start + self.nvec))
 
     def batch(self, n: int) -> MultiDiscrete:
-        return MultiDiscrete(np.broadcast_to(self.nvec, (n, *self.shape)), np.broadcast_to(self.start, (n, *self.shape)), self.dtype)
+        return MultiDiscrete(
+            np.broadcast_to(self.nvec, (n, *self.shape)), np.broadcast_to(self.start, (n, *self.shape)), self.dtype
+        )
 
     def __repr__(self) -> str:
         start = "" if not self.start.any() else f", start={_bound_repr(self.start)}"
@@ -182,19 +193,15 @@ class Tree(Space):
         # A Tree nested in a Tree is inlined, so equal spaces have one canonical structure.
         spaces = jax.tree.map(lambda s: s.spaces if isinstance(s, Tree) else s, spaces, is_leaf=_is_space)
         self.spaces = spaces
-        leaves, self.treedef = jax.tree.flatten(spaces, is_leaf=_is_space)
+        leaves, treedef_ = jax.tree.flatten(spaces, is_leaf=_is_space)
+        treedef: Any = treedef_
+        self.treedef: Any = treedef
         bad = [leaf for leaf in leaves if not isinstance(leaf, Space)]
         if bad:
             raise TypeError(f"Tree leaves must be envhub spaces; got {bad[0]!r} of type {type(bad[0]).__name__}.")
         self.leaves: list[Space] = leaves
-
-    @property  # type: ignore[override]
-    def shape(self) -> Any:
-        return self.treedef.unflatten([s.shape for s in self.leaves])
-
-    @property  # type: ignore[override]
-    def dtype(self) -> Any:
-        return self.treedef.unflatten([s.dtype for s in self.leaves])
+        self.shape = treedef.unflatten([s.shape for s in leaves])
+        self.dtype = treedef.unflatten([s.dtype for s in leaves])
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> Any:
         keys = jax.random.split(key, max(len(self.leaves), 1))

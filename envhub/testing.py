@@ -83,7 +83,9 @@ def _random_actions(env: Environment[Any, Any, Any], key: jax.Array) -> Any:
     return env.action_space.sample(key)
 
 
-def rollout_fn(env: Environment[Any, Any, Any], num_steps: int, *, jit: bool = True) -> Callable[..., tuple[TimeStep[Any], TimeStep[Any]]]:
+def rollout_fn(
+    env: Environment[Any, Any, Any], num_steps: int, *, jit: bool = True
+) -> Callable[..., tuple[TimeStep[Any], TimeStep[Any]]]:
     """Return ``run(key, action_key=None)``: init, then ``num_steps`` steps with random actions.
 
     It returns the first TimeStep and the stacked step TimeSteps. Actions come from ``action_key``
@@ -118,25 +120,31 @@ def rollout_fn(env: Environment[Any, Any, Any], num_steps: int, *, jit: bool = T
     return jax.jit(scanned) if jit else looped
 
 
-def rollout(env: Environment[Any, Any, Any], key: jax.Array, num_steps: int, *, jit: bool = True) -> tuple[TimeStep[Any], TimeStep[Any]]:
+def rollout(
+    env: Environment[Any, Any, Any], key: jax.Array, num_steps: int, *, jit: bool = True
+) -> tuple[TimeStep[Any], TimeStep[Any]]:
     """Init then step ``num_steps`` times with random actions; return the first and stacked TimeSteps."""
     return rollout_fn(env, num_steps, jit=jit)(key)
 
 
 def _avals(tree: Any) -> list[tuple[str, tuple[int, ...], str, bool]]:
     leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return [(jax.tree_util.keystr(p), tuple(x.shape), str(x.dtype), bool(getattr(x, "weak_type", False))) for p, x in leaves]
+    return [
+        (jax.tree_util.keystr(p), tuple(x.shape), str(x.dtype), bool(getattr(x, "weak_type", False))) for p, x in leaves
+    ]
 
 
 def _same_structure(a: Any, b: Any, what: str) -> None:
-    ta, tb = jax.tree.structure(a), jax.tree.structure(b)
+    ta: Any = jax.tree.structure(a)
+    tb: Any = jax.tree.structure(b)
     _require(ta == tb, f"{what}: pytree structures differ:\n  {ta}\n  {tb}")
     for la, lb in zip(_avals(a), _avals(b)):
         _require(la == lb, f"{what}: leaf {la[0]} differs: shape/dtype/weak_type {la[1:]} vs {lb[1:]}")
 
 
 def _trees_close(a: Any, b: Any, atol: float) -> bool:
-    if jax.tree.structure(a) != jax.tree.structure(b):
+    structure: Any = jax.tree.structure(a)
+    if structure != jax.tree.structure(b):
         return False
     return all(
         np.allclose(np.asarray(x, np.float64), np.asarray(y, np.float64), atol=atol, equal_nan=True)
@@ -186,7 +194,7 @@ def check_spaces(make_env: MakeEnv, options: Options) -> None:
         for name in names:
             space = getattr(env, name)
             _require(isinstance(space, spaces.Space), f"env.{name} is {space!r}, not an envhub.spaces.Space")
-            sample, inside = jax.jit(lambda k: (space.sample(k), space.contains(space.sample(k))))(jax.random.key(1))
+            sample, inside = jax.jit(lambda k, s=space: (s.sample(k), s.contains(s.sample(k))))(jax.random.key(1))
             _require(inside, f"env.{name}.sample() gave {sample!r}, which it does not contain")
         if env.num_envs is not None:
             for leaf in jax.tree.leaves(env.action_space.sample(jax.random.key(0))):
@@ -199,11 +207,16 @@ def check_init(make_env: MakeEnv, options: Options) -> None:
         state, ts = env.init(jax.random.key(0))
         _require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
         batch = _batch_shape(env)
-        _require(jnp.asarray(ts.reward).dtype == jnp.float32 and jnp.shape(ts.reward) == batch,
-                 f"reward must be float32 of shape {batch}, got {jnp.asarray(ts.reward).dtype} {jnp.shape(ts.reward)}")
+        _require(
+            jnp.asarray(ts.reward).dtype == jnp.float32 and jnp.shape(ts.reward) == batch,
+            f"reward must be float32 of shape {batch}, got {jnp.asarray(ts.reward).dtype} {jnp.shape(ts.reward)}",
+        )
         for flag in ("terminated", "truncated"):
             value = jnp.asarray(getattr(ts, flag))
-            _require(value.dtype == jnp.bool_ and value.shape == batch, f"{flag} must be bool of shape {batch}, got {value.dtype} {value.shape}")
+            _require(
+                value.dtype == jnp.bool_ and value.shape == batch,
+                f"{flag} must be bool of shape {batch}, got {value.dtype} {value.shape}",
+            )
             _require(not bool(jnp.any(value)), f"{flag} is set right after init")
         _require(env.observation_space.contains(ts.obs), f"init obs {ts.obs!r} is not in {env.observation_space!r}")
         _require(_trees_close(ts.final_obs, ts.obs, 0.0), "after init, final_obs must equal obs")
@@ -230,7 +243,9 @@ def check_jit(make_env: MakeEnv, options: Options) -> None:
         eager = rollout(env, key, 12, jit=False)
     with _closing(make_env()) as env:
         jitted = rollout(env, key, 12, jit=True)
-    _require(_trees_close(eager, jitted, options.atol), "jit(scan) rollout differs from the eager loop with the same keys")
+    _require(
+        _trees_close(eager, jitted, options.atol), "jit(scan) rollout differs from the eager loop with the same keys"
+    )
 
 
 def check_vmap(make_env: MakeEnv, options: Options) -> None:
@@ -240,22 +255,29 @@ def check_vmap(make_env: MakeEnv, options: Options) -> None:
             return  # batched environments are vmapped inside already; vmapping them again is the user's choice
         keys = jax.random.split(jax.random.key(5), 3)
 
-        def run(key: jax.Array) -> Any:
-            state, _ = env.init(key)
-            state, ts = env.step(key, state, env.action_space.sample(key))
-            return ts
+        # A fresh function per env: jax.jit reuses the trace of the same function object, and a
+        # host env's trace names that env's host table.
+        def run_fn(env: Environment[Any, Any, Any]) -> Callable[[jax.Array], Any]:
+            def run(key: jax.Array) -> Any:
+                state, _ = env.init(key)
+                state, ts = env.step(key, state, env.action_space.sample(key))
+                return ts
+
+            return run
 
         try:
-            batched = jax.jit(jax.vmap(run))(keys)
+            batched = jax.jit(jax.vmap(run_fn(env)))(keys)
         except Exception as exc:  # a host env may refuse vmap, but only with a clear pointer to num_envs
             _require(not env.is_jax_native, f"vmap failed on a JAX-native env: {type(exc).__name__}: {exc}")
             _require("num_envs" in str(exc), f"vmap over a host env must work or name num_envs; got: {exc}")
             return
     for i, key in enumerate(keys):
         with _closing(make_env()) as env:
-            single = jax.jit(run)(key)
-        _require(_trees_close(jax.tree.map(lambda x: x[i], batched), single, options.atol),
-                 f"vmap result {i} differs from running key {i} alone (mis-routed?)")
+            single = jax.jit(run_fn(env))(key)
+        _require(
+            _trees_close(jax.tree.map(lambda x, i=i: x[i], batched), single, options.atol),
+            f"vmap result {i} differs from running key {i} alone (mis-routed?)",
+        )
 
 
 def check_determinism(make_env: MakeEnv, options: Options) -> None:
@@ -267,9 +289,11 @@ def check_determinism(make_env: MakeEnv, options: Options) -> None:
         _require(_trees_close(first, again, 0.0), "two runs with the same key gave different trajectories")
         if options.keys_matter:
             others = [run(jax.random.key(seed), actions) for seed in (8, 9, 10)]
-            _require(any(not _trees_close(first, other, 0.0) for other in others),
-                     "four different keys (same actions) gave identical trajectories; "
-                     "set Options(keys_matter=False) if the environment is deterministic by design")
+            _require(
+                any(not _trees_close(first, other, 0.0) for other in others),
+                "four different keys (same actions) gave identical trajectories; "
+                "set Options(keys_matter=False) if the environment is deterministic by design",
+            )
 
 
 def _episode_env(make_env: MakeEnv, options: Options) -> Environment[Any, Any, Any]:
@@ -285,13 +309,21 @@ def check_autoreset(make_env: MakeEnv, options: Options) -> None:
         _, steps = rollout(env, jax.random.key(11), num_steps)
         lead = 1 + len(_batch_shape(env))
         done = np.asarray(steps.terminated) | np.asarray(steps.truncated)
-        _require(not np.any(np.asarray(steps.terminated) & np.asarray(steps.truncated)),
-                 "terminated and truncated are both set on one step (terminated must win)")
-        _require(done.any(), f"no episode ended in {num_steps} random steps, so auto-reset could not be checked; "
-                             "set Options(time_limit_kwarg=...) or a larger num_steps")
+        _require(
+            not np.any(np.asarray(steps.terminated) & np.asarray(steps.truncated)),
+            "terminated and truncated are both set on one step (terminated must win)",
+        )
+        _require(
+            done.any(),
+            f"no episode ended in {num_steps} random steps, so auto-reset could not be checked; "
+            "set Options(time_limit_kwarg=...) or a larger num_steps",
+        )
         same = _leaf_equal(steps.final_obs, steps.obs, lead - 1)
         _require(np.all(same[~done]), "final_obs differs from obs on a step where the episode did not end")
-        _require(options.reset_obs_can_repeat or np.any(~same[done]), "on every step that ended an episode, obs == final_obs: no auto-reset happened")
+        _require(
+            options.reset_obs_can_repeat or np.any(~same[done]),
+            "on every step that ended an episode, obs == final_obs: no auto-reset happened",
+        )
         space = env.single_observation_space
         _require(_contains_each(space, steps.obs, lead), "some obs lie outside observation_space")
         _require(_contains_each(space, steps.final_obs, lead), "some final_obs lie outside observation_space")
@@ -315,16 +347,23 @@ def check_truncation(make_env: MakeEnv, options: Options) -> None:
     lengths = np.zeros(done.shape[1:], int)
     for t in range(done.shape[0]):
         lengths = lengths + 1
-        _require(np.all(lengths <= limit), f"an episode ran past the time limit {limit} (at step {t + 1}): a missed truncation, "
-                 "or a dummy step after an auto-reset")
-        _require(np.all(lengths[truncated[t]] == limit),
-                 f"truncated after {lengths[truncated[t]].tolist()} steps, but the limit is {limit} (dummy step?)")
+        _require(
+            np.all(lengths <= limit),
+            f"an episode ran past the time limit {limit} (at step {t + 1}): a missed truncation, "
+            "or a dummy step after an auto-reset",
+        )
+        _require(
+            np.all(lengths[truncated[t]] == limit),
+            f"truncated after {lengths[truncated[t]].tolist()} steps, but the limit is {limit} (dummy step?)",
+        )
         lengths = np.where(done[t], 0, lengths)
     # Until its first episode ends, each environment follows the same trajectory in both runs, so
     # where that episode is cut by the limit, final_obs must be the long run's obs at that step.
     cut = truncated[limit - 1] & ~np.any(done[: limit - 1], axis=0)
     if np.any(cut) and not options.obs_depend_on_time_limit:
-        at_limit = lambda tree: jax.tree.map(lambda x: x[limit - 1: limit], tree)  # noqa: E731
+        def at_limit(tree: Any) -> Any:
+            return jax.tree.map(lambda x: x[limit - 1 : limit], tree)
+
         same = _leaf_equal(at_limit(short.final_obs), at_limit(long.obs), batch_ndim)[0]
         _require(np.all(same[cut]), "final_obs at the time limit is not the observation the episode reached")
 
@@ -340,7 +379,9 @@ def check_errors(make_env: MakeEnv, options: Options) -> None:
     try:
         jax.jit(env.step)(key, state, wrong_shape)
     except ActionError as exc:
-        _require("shape" in str(exc) or "structure" in str(exc), f"ActionError for a wrong shape does not say so: {exc}")
+        _require(
+            "shape" in str(exc) or "structure" in str(exc), f"ActionError for a wrong shape does not say so: {exc}"
+        )
     else:
         raise CheckFailure("an action of the wrong shape was accepted")
     integer_leaves = [s for s in (space.leaves if isinstance(space, spaces.Tree) else [space]) if s.dtype.kind in "iu"]
@@ -416,7 +457,10 @@ def run_checks(
 
 def format_report(results: list[CheckResult]) -> str:
     """A readable table of results, failures explained."""
-    lines = [f"{'PASS' if r.passed else 'FAIL'}  {r.name:<12} {r.seconds:6.1f}s  {'' if r.passed else r.message}" for r in results]
+    lines = [
+        f"{'PASS' if r.passed else 'FAIL'}  {r.name:<12} {r.seconds:6.1f}s  {'' if r.passed else r.message}"
+        for r in results
+    ]
     failed = sum(not r.passed for r in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed")
     return "\n".join(lines)

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from toy_envs import ToyPlugin
 
 import envhub
-from toy_envs import ToyPlugin
 
 
 @pytest.fixture

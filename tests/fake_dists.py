@@ -10,11 +10,17 @@ import textwrap
 from pathlib import Path
 
 
-def write_dist(root: Path, name: str, entry_points: dict[str, str], modules: dict[str, str] | None = None,
-               requires: tuple[str, ...] = (), version: str = "1.0") -> None:
+def write_dist(
+    root: Path,
+    name: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str] | None = None,
+    requires: tuple[str, ...] = (),
+    version: str = "1.0",
+) -> None:
     info = root / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
-    meta = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"] + [f"Requires-Dist: {r}" for r in requires]
+    meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"] + [f"Requires-Dist: {r}" for r in requires]
     (info / "METADATA").write_text("\n".join(meta) + "\n")
     lines = ["[envhub.backends]"] + [f"{k} = {v}" for k, v in entry_points.items()]
     (info / "entry_points.txt").write_text("\n".join(lines) + "\n")

@@ -3,10 +3,10 @@ import subprocess
 import sys
 
 import pytest
+from toy_envs import ToyPlugin
 
 import envhub
 from envhub.cli import EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE, main
-from toy_envs import ToyPlugin
 
 
 @pytest.fixture
@@ -33,7 +33,11 @@ def test_list_envs_of_a_prefix(toy, capsys):
     assert captured.out.splitlines()[:2] == ["toy/Corridor-v0", "toy/Offline-v0  (unavailable: needs a download)"]
     assert "1 available, 1 unavailable" in captured.err
     assert main(["list", "toy", "--json"]) == EXIT_OK
-    assert json.loads(capsys.readouterr().out)[1] == {"id": "toy/Offline-v0", "available": False, "reason": "needs a download"}
+    assert json.loads(capsys.readouterr().out)[1] == {
+        "id": "toy/Offline-v0",
+        "available": False,
+        "reason": "needs a download",
+    }
 
 
 def test_info_json(toy, capsys):
@@ -48,7 +52,10 @@ def test_check_passes_with_progress_and_fails_with_exit_1(toy, capsys):
     assert main(["check", "toy/Corridor-v0", "--only", "init,truncation"]) == EXIT_OK
     captured = capsys.readouterr()
     assert "[ 1/2] init ..." in captured.err and "2 passed, 0 failed" in captured.out
-    assert main(["check", "toy/Corridor-v0", "-k", "bug=next_step_reset", "--only", "truncation", "--json", "-q"]) == EXIT_CHECK_FAILED
+    assert (
+        main(["check", "toy/Corridor-v0", "-k", "bug=next_step_reset", "--only", "truncation", "--json", "-q"])
+        == EXIT_CHECK_FAILED
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] is False and "dummy step" in report["checks"][0]["message"]
 
@@ -65,12 +72,15 @@ def test_bench_reports_steps_per_second(toy, capsys):
     assert result["num_envs"] == 8 and result["steps_per_s"] > 0 and "2/2" in captured.err
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["info", "CartPole-v1"], "not of the form 'prefix/Name'"),
-    (["info", "toy/Coridor-v0"], "did you mean 'toy/Corridor-v0'"),
-    (["info", "toyy/Corridor-v0"], "did you mean 'toy'"),
-    (["info", "toy/Offline-v0"], "unavailable here"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["info", "CartPole-v1"], "not of the form 'prefix/Name'"),
+        (["info", "toy/Coridor-v0"], "did you mean 'toy/Corridor-v0'"),
+        (["info", "toyy/Corridor-v0"], "did you mean 'toy'"),
+        (["info", "toy/Offline-v0"], "unavailable here"),
+    ],
+)
 def test_envhub_errors_exit_3_with_the_message(toy, capsys, argv, message):
     assert main(argv) == EXIT_ENVHUB_ERROR
     err = capsys.readouterr().err

@@ -57,7 +57,9 @@ def test_use_after_close(registry):
     state, _ = env.init(KEY)
     env.close()
     env.close()
-    with pytest.raises(ClosedEnvironmentError, match=r"step\(\) called on environment 'toy/Corridor-v0' after close\(\).*envhub.make"):
+    with pytest.raises(
+        ClosedEnvironmentError, match=r"step\(\) called on environment 'toy/Corridor-v0' after close\(\).*envhub.make"
+    ):
         env.step(KEY, state, 0)
     with pytest.raises(ClosedEnvironmentError, match="init"):
         env.init(KEY)
@@ -76,6 +78,7 @@ def test_wrapper_delegates_and_guards_dunders(registry):
     with pytest.raises(AttributeError):
         wrapped.__setstate__  # noqa: B018 - must not recurse into env
     import copy
+
     assert copy.copy(wrapped).env is inner
     state, ts = wrapped.init(KEY)
     state, ts2 = wrapped.step(KEY, state, 1)

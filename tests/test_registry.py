@@ -1,13 +1,21 @@
 import sys
 
 import pytest
-
-import envhub
-from envhub.errors import (BackendNotInstalledError, DuplicatePrefixError, EnvUnavailableError, InvalidArgumentError,
-                           InvalidIdError, PluginLoadError, UnknownBackendError, UnknownEnvError)
-from envhub.registry import install_hint
 from fake_dists import BROKEN_PLUGIN, MISSING_BACKEND_PLUGIN, TOY_PLUGIN, write_dist
 from toy_envs import Corridor, ToyPlugin
+
+import envhub
+from envhub.errors import (
+    BackendNotInstalledError,
+    DuplicatePrefixError,
+    EnvUnavailableError,
+    InvalidArgumentError,
+    InvalidIdError,
+    PluginLoadError,
+    UnknownBackendError,
+    UnknownEnvError,
+)
+from envhub.registry import install_hint
 
 
 @pytest.fixture
@@ -22,6 +30,7 @@ def site(tmp_path, monkeypatch):
 
 
 # --- in-process registration -------------------------------------------------------------------
+
 
 def test_make_and_list_in_process(registry):
     env = registry.make("toy/Corridor-v0")
@@ -66,7 +75,9 @@ def test_id_without_prefix(registry, bad_id):
 
 def test_unknown_prefix_suggests_close_match(registry):
     registry.register_backend("gymnax", ToyPlugin())
-    with pytest.raises(UnknownBackendError, match=r"No envhub backend is named 'gymnaz' \(did you mean 'gymnax'\?\).*envhub list"):
+    with pytest.raises(
+        UnknownBackendError, match=r"No envhub backend is named 'gymnaz' \(did you mean 'gymnax'\?\).*envhub list"
+    ):
         registry.make("gymnaz/CartPole-v1")
 
 
@@ -96,12 +107,15 @@ def test_envs_registered_later_are_found(registry):
     assert registry.make("grow/B-v0").id == "grow/B-v0"
 
 
-@pytest.mark.parametrize("register_call,match", [
-    (lambda r: (r("X", Corridor), r("X", Corridor)), "registered twice"),
-    (lambda r: r("X", Corridor, batching="sideways"), "batching='sideways'"),
-    (lambda r: r("X", None), "needs a factory"),
-    (lambda r: r("", Corridor), "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "register_call,match",
+    [
+        (lambda r: (r("X", Corridor), r("X", Corridor)), "registered twice"),
+        (lambda r: r("X", Corridor, batching="sideways"), "batching='sideways'"),
+        (lambda r: r("X", None), "needs a factory"),
+        (lambda r: r("", Corridor), "non-empty string"),
+    ],
+)
 def test_plugin_registration_is_validated(registry, register_call, match):
     class Bad:
         @envhub.hookimpl
@@ -137,6 +151,7 @@ def test_misspelled_hookimpl_is_refused(registry):
 
 # --- entry-point discovery (real importlib.metadata, fake installed distributions) -------------
 
+
 def test_entry_points_are_discovered_but_loaded_only_when_used(site):
     write_dist(site, "fake-plugin-a", {"fakea": "fake_plugin_a"}, {"fake_plugin_a": TOY_PLUGIN})
     registry = envhub.Registry()
@@ -157,29 +172,47 @@ def test_failing_plugin_is_isolated_and_reported(site):
     rows = {b.prefix: b for b in registry.list_backends()}
     assert rows["fakebroken"].status == "error" and "boom at import" in rows["fakebroken"].reason
     assert rows["fakeok"].status == "ok"
-    with pytest.raises(PluginLoadError, match=r"plugin 'fakebroken' \(fake-plugin-broken\) failed: RuntimeError: boom at import"):
+    with pytest.raises(
+        PluginLoadError, match=r"plugin 'fakebroken' \(fake-plugin-broken\) failed: RuntimeError: boom at import"
+    ):
         registry.make("fakebroken/X")
     assert registry.make("fakeok/Corridor-v0")
 
 
 def test_missing_backend_library_gives_the_pip_line(site):
-    write_dist(site, "fake-plugin-nolib", {"nolib": "fake_plugin_nolib"}, {"fake_plugin_nolib": MISSING_BACKEND_PLUGIN},
-               requires=("not-a-real-backend-lib",))
+    write_dist(
+        site,
+        "fake-plugin-nolib",
+        {"nolib": "fake_plugin_nolib"},
+        {"fake_plugin_nolib": MISSING_BACKEND_PLUGIN},
+        requires=("not-a-real-backend-lib",),
+    )
     registry = envhub.Registry()
-    with pytest.raises(BackendNotInstalledError, match=r"needs the Python package 'not_a_real_backend_lib'.*pip install not_a_real_backend_lib"):
+    with pytest.raises(
+        BackendNotInstalledError,
+        match=r"needs the Python package 'not_a_real_backend_lib'.*pip install not_a_real_backend_lib",
+    ):
         registry.make("nolib/X")
     assert {b.prefix: b.status for b in registry.list_backends()}["nolib"] == "missing"
 
 
 def test_missing_requirement_is_seen_from_metadata_alone(site):
-    write_dist(site, "fake-plugin-req", {"fakereq": "fake_plugin_req"}, {"fake_plugin_req": TOY_PLUGIN},
-               requires=("definitely-not-installed-lib>=1", "other-lib ; extra == 'x'"))
+    write_dist(
+        site,
+        "fake-plugin-req",
+        {"fakereq": "fake_plugin_req"},
+        {"fake_plugin_req": TOY_PLUGIN},
+        requires=("definitely-not-installed-lib>=1", "other-lib ; extra == 'x'"),
+    )
     row = {b.prefix: b for b in envhub.Registry().list_backends()}["fakereq"]
     assert row.status == "missing" and "definitely-not-installed-lib" in row.reason and "other-lib" not in row.reason
 
 
 def test_in_repo_backends_get_the_extra_as_install_hint():
-    assert install_hint("gymnax", "envhub-gymnax", "gymnax") == 'pip install "envhub[gymnax]" (run in a clone of the envhub repository)'
+    assert (
+        install_hint("gymnax", "envhub-gymnax", "gymnax")
+        == 'pip install "envhub[gymnax]" (run in a clone of the envhub repository)'
+    )
     assert install_hint("gymnax", "someone-elses-gymnax", "gymnax") == "pip install gymnax"
 
 
@@ -187,7 +220,9 @@ def test_two_distributions_one_prefix(site):
     write_dist(site, "fake-plugin-one", {"dup": "fake_plugin_one"}, {"fake_plugin_one": TOY_PLUGIN})
     write_dist(site, "fake-plugin-two", {"Dup": "fake_plugin_two"}, {"fake_plugin_two": TOY_PLUGIN})
     registry = envhub.Registry()
-    with pytest.raises(DuplicatePrefixError, match=r"'dup' is claimed by both 'fake-plugin-(one|two)' and 'fake-plugin-(one|two)'"):
+    with pytest.raises(
+        DuplicatePrefixError, match=r"'dup' is claimed by both 'fake-plugin-(one|two)' and 'fake-plugin-(one|two)'"
+    ):
         registry.make("dup/Corridor-v0")
     row = {b.prefix: b for b in registry.list_backends()}["dup"]
     assert row.status == "error" and "fake-plugin-one" in row.reason and "fake-plugin-two" in row.reason

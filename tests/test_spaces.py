@@ -17,8 +17,7 @@ def test_box_bounds_broadcast_and_samples_stay_inside():
     assert bool(box.batch(500).contains(x))
 
 
-@pytest.mark.parametrize("low,high", [(-np.inf, np.inf), (0.0, np.inf), (-np.inf, 3.0),
-                                      (-3.4e38, 3.4e38)])
+@pytest.mark.parametrize("low,high", [(-np.inf, np.inf), (0.0, np.inf), (-np.inf, 3.0), (-3.4e38, 3.4e38)])
 def test_box_infinite_or_huge_bounds_sample_finite_values(low, high):
     box = Box(low, high, (1000,))
     x = np.asarray(box.sample(KEY))
@@ -76,7 +75,9 @@ def test_multidiscrete():
 
 
 def test_tree_of_nested_spaces():
-    space = Tree({"position": Discrete(5), "info": {"goal": Discrete(2), "obstacles": (Discrete(4), Box(0.0, 1.0, (3,)))}})
+    space = Tree(
+        {"position": Discrete(5), "info": {"goal": Discrete(2), "obstacles": (Discrete(4), Box(0.0, 1.0, (3,)))}}
+    )
     assert space.shape == {"position": (), "info": {"goal": (), "obstacles": ((), (3,))}}
     assert space.dtype["info"]["obstacles"][1] == np.float32
     x = jax.jit(space.sample)(KEY)

@@ -15,8 +15,21 @@ TEMPLATE = Path(__file__).resolve().parents[1] / "plugins" / "_template"
 def installed(tmp_path_factory):
     """pip-install the template into a private directory; return the env that puts it on sys.path."""
     target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(TEMPLATE)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(TEMPLATE),
+        ],
+        check=True,
+    )
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -27,8 +40,13 @@ def _envhub(env, *args):
 def test_template_is_discovered_through_its_entry_point(installed):
     listed = _envhub(installed, "list", "--json")
     rows = {r["prefix"]: r for r in json.loads(listed.stdout)}
-    assert rows["mybackend"] == {"prefix": "mybackend", "distribution": "envhub-mybackend", "version": "0.1.0",
-                                 "status": "ok", "reason": ""}
+    assert rows["mybackend"] == {
+        "prefix": "mybackend",
+        "distribution": "envhub-mybackend",
+        "version": "0.1.0",
+        "status": "ok",
+        "reason": "",
+    }
     assert json.loads(_envhub(installed, "list", "mybackend", "--json").stdout)[0]["id"] == "mybackend/Chain-v0"
 
 
@@ -40,7 +58,12 @@ def test_template_passes_envhub_check(installed):
 
 
 def test_template_own_tests_pass(installed):
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(TEMPLATE / "tests")],
-                         capture_output=True, text=True, env=installed, cwd=TEMPLATE)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(TEMPLATE / "tests")],
+        capture_output=True,
+        text=True,
+        env=installed,
+        cwd=TEMPLATE,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     assert "20 passed" in run.stdout

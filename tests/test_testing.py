@@ -1,9 +1,9 @@
 """The conformance kit passes a correct environment and catches each kind of violation."""
 
 import pytest
+from toy_envs import Corridor
 
 from envhub import testing
-from toy_envs import Corridor
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps", time_limit=5)
 
@@ -26,14 +26,17 @@ def test_correct_env_passes_every_check(num_envs):
     assert all(r.passed for r in results), testing.format_report(results)
 
 
-@pytest.mark.parametrize("bug,check,message,options", [
-    ("next_step_reset", "truncation", "dummy step", OPTIONS),
-    ("final_obs", "autoreset", "no auto-reset happened", OPTIONS),
-    ("both_flags", "autoreset", "both set", testing.Options(num_steps=300)),  # long episodes: some terminate
-    ("weak_info", "structure", "weak_type", OPTIONS),
-    ("float_reward", "structure", "reward", OPTIONS),
-    ("ignores_key", "determinism", "identical trajectories", OPTIONS),
-])
+@pytest.mark.parametrize(
+    "bug,check,message,options",
+    [
+        ("next_step_reset", "truncation", "dummy step", OPTIONS),
+        ("final_obs", "autoreset", "no auto-reset happened", OPTIONS),
+        ("both_flags", "autoreset", "both set", testing.Options(num_steps=300)),  # long episodes: some terminate
+        ("weak_info", "structure", "weak_type", OPTIONS),
+        ("float_reward", "structure", "reward", OPTIONS),
+        ("ignores_key", "determinism", "identical trajectories", OPTIONS),
+    ],
+)
 def test_each_violation_is_caught(bug, check, message, options):
     result = testing.run_check(check, make(bug), options)
     assert not result.passed
@@ -58,6 +61,7 @@ def test_options_for_rejects_unknown_fields(registry):
     spec = registry.spec("toy/Corridor-v0")
     assert testing.options_for(spec).time_limit_kwarg == "max_steps"
     from dataclasses import replace
+
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['nope'\]"):
         testing.options_for(replace(spec, check_options={"nope": 1}))
 

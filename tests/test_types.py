@@ -5,8 +5,14 @@ from envhub import TimeStep
 
 
 def test_timestep_is_a_pytree_with_done():
-    ts = TimeStep(obs=jnp.zeros(2), reward=jnp.float32(1.0), terminated=jnp.bool_(True), truncated=jnp.bool_(False),
-                  final_obs=jnp.ones(2), info={"x": jnp.int32(3)})
+    ts = TimeStep(
+        obs=jnp.zeros(2),
+        reward=jnp.float32(1.0),
+        terminated=jnp.bool_(True),
+        truncated=jnp.bool_(False),
+        final_obs=jnp.ones(2),
+        info={"x": jnp.int32(3)},
+    )
     assert bool(ts.done)
     leaves, treedef = jax.tree.flatten(ts)
     assert len(leaves) == 6

@@ -40,7 +40,9 @@ class TestBatchedBreakout(testing.ConformanceTests):
 
 
 def test_mnist_bandit_is_unavailable_with_the_reason():
-    with pytest.raises(EnvUnavailableError, match="'gymnax/MNISTBandit-bsuite' is listed but unavailable here: .*downloads the MNIST"):
+    with pytest.raises(
+        EnvUnavailableError, match="'gymnax/MNISTBandit-bsuite' is listed but unavailable here: .*downloads the MNIST"
+    ):
         envhub.make("gymnax/MNISTBandit-bsuite")
 
 
@@ -117,9 +119,8 @@ def test_kwargs_and_params_reach_gymnax():
 
 
 def test_spaces_convert_with_dtypes():
-    from gymnax.environments import spaces as gs
-
     from envhub_gymnax.environment import to_envhub_space
+    from gymnax.environments import spaces as gs
 
     tree = to_envhub_space(gs.Dict({"a": gs.Discrete(4), "b": gs.Tuple([gs.Box(-1.0, 1.0, (2,), jnp.float32)])}))
     assert tree == spaces.Tree({"a": spaces.Discrete(4), "b": (spaces.Box(-1.0, 1.0, (2,)),)})

@@ -15,6 +15,7 @@ import envhub
 from envhub import spaces
 from envhub.types import TimeStep
 
+
 def _unbounded(space: spaces.Space) -> spaces.Space:
     assert isinstance(space, spaces.Box)
     return spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
@@ -48,9 +49,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
             gymnax_env, default_params = gymnax.make(name, **constructor_kwargs)
         self.gymnax_env = gymnax_env
         base = params if params is not None else default_params
-        self.params = base.replace(
-            **{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names}
-        )
+        self.params = base.replace(**{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names})
         self._action_space = to_envhub_space(self.gymnax_env.action_space(self.params))
         declared = to_envhub_space(self.gymnax_env.observation_space(self.params))
         obs_shapes = jax.eval_shape(lambda k: self.gymnax_env.reset(k, self.params)[0], jax.random.key(0))
