@@ -283,7 +283,7 @@ def check_vmap(make_env: MakeEnv, options: Options) -> None:
 def check_determinism(make_env: MakeEnv, options: Options) -> None:
     """The same key gives the same trajectory; different keys give different ones."""
     with _closing(make_env()) as env:
-        run = rollout_fn(env, 16)
+        run = rollout_fn(env, 64)
         actions = jax.random.key(99)  # the same actions every run: only the env's keys vary
         first, again = run(jax.random.key(7), actions), run(jax.random.key(7), actions)
         _require(_trees_close(first, again, 0.0), "two runs with the same key gave different trajectories")

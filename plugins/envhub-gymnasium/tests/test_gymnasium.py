@@ -66,7 +66,7 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
     """
     n = num_envs or 1
     env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit)
-    actions = np.asarray(jax.random.randint(jax.random.key(1), (40, n), 0, 2), np.int32)
+    actions = np.array(jax.random.randint(jax.random.key(1), (40, n), 0, 2), np.int32)
     if push:
         actions[:] = 1
     state, first = env.init(KEY)
@@ -198,16 +198,16 @@ def test_thousand_init_close_cycles_leave_nothing_alive(capsys):
         state, _ = env.init(KEY)
         env.step(KEY, state, 0)
         env.close()
-        return env
+        return env.live_host_envs()
 
     for _ in range(50):  # warm-up: first-use allocations are not a leak
         cycle()
     gc.collect()
     before = rss_mb()
-    envs = [cycle() for _ in range(1000)]
+    alive = sum(cycle() for _ in range(1000))
     gc.collect()
     growth = rss_mb() - before
-    assert sum(e.live_host_envs() for e in envs) == 0
+    assert alive == 0
     with capsys.disabled():
         print(f"\n1000 make/init/step/close cycles: RSS grew {growth:.1f} MB")
     assert growth < 20, f"RSS grew {growth:.1f} MB over 1000 cycles"

@@ -133,3 +133,14 @@ def test_info_has_the_same_keys_at_init_and_step():
     state, ts0 = env.init(jax.random.key(0))
     _, ts1 = env.step(jax.random.key(1), state, 0)
     assert set(ts0.info) == set(ts1.info) == {"discount"}
+
+
+def test_deep_sea_keys_matter_when_gymnax_samples_the_action_map():
+    """keys_matter=False for DeepSea is gymnax's default, not an envhub bug: sampling makes keys count."""
+    spec = envhub.default_registry().spec("gymnax/DeepSea-bsuite")
+    result = testing.run_check(
+        "determinism",
+        lambda **kw: envhub.make(spec.id, sample_action_map=True, **kw),
+        testing.options_for(spec, keys_matter=True),
+    )
+    assert result.passed, result.message

@@ -16,9 +16,14 @@ UNAVAILABLE = {
 }
 
 # How the conformance kit must drive some environments (fields of envhub.testing.Options).
+# gymnax's DiscountingChain, Pong and SpaceInvaders use no randomness at all, and DeepSea only
+# with sample_action_map=True (its default is the constructor's fixed map): keys cannot matter.
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
-    # The observation is a normalised clock, t / max_steps_in_episode.
-    "DiscountingChain-bsuite": {"obs_depend_on_time_limit": True},
+    # The observation is also a normalised clock, t / max_steps_in_episode.
+    "DiscountingChain-bsuite": {"obs_depend_on_time_limit": True, "keys_matter": False},
+    "DeepSea-bsuite": {"keys_matter": False},
+    "Pong-misc": {"keys_matter": False},
+    "SpaceInvaders-MinAtar": {"keys_matter": False},
     # The observation never changes, so a reset cannot be seen in it.
     "SimpleBandit-bsuite": {"reset_obs_can_repeat": True},
 }

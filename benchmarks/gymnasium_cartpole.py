@@ -1,0 +1,124 @@
+"""CartPole-v1 through envhub (jitted lax.scan) vs gymnasium's own vector env in a Python loop.
+
+All three use gymnasium's sync vector env in AutoresetMode.SAME_STEP (what envhub builds for
+CartPole), so the comparison is like with like:
+
+- ``envhub scan``: ``envhub.make("gymnasium/CartPole-v1", num_envs=N)``; a linear softmax policy and
+  ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``io_callback``).
+- ``python loop``: ``envs.step`` in a Python loop with NumPy random actions (no policy at all).
+- ``jax policy loop``: the same jitted JAX policy called each step around ``envs.step``, the usual
+  way to drive a host env from JAX.
+
+Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16 64]``.
+Prints the median time per vector step and each loop's speed relative to the Python loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import envhub
+
+W = jnp.asarray(np.random.default_rng(0).normal(size=(4, 2)), jnp.float32)
+
+
+def policy(key: jax.Array, obs: jax.Array) -> jax.Array:
+    return jax.random.categorical(key, obs @ W).astype(jnp.int32)
+
+
+def median_seconds(run, repeats: int) -> float:
+    run()  # warm-up (compiles)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def envhub_scan(n: int, steps: int, repeats: int) -> float:
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=n)
+
+    def body(carry, key):
+        state, obs = carry
+        state, ts = env.step(key, state, policy(key, obs))
+        return (state, ts.obs), ts.reward
+
+    @jax.jit
+    def rollout(state, obs, key):
+        (state, obs), rewards = jax.lax.scan(body, (state, obs), jax.random.split(key, steps))
+        return state, obs, rewards.sum()
+
+    carry = list(env.init(jax.random.key(0)))
+    carry[1] = carry[1].obs
+
+    def run():
+        carry[0], carry[1], total = rollout(carry[0], carry[1], jax.random.key(1))
+        jax.block_until_ready(total)
+
+    seconds = median_seconds(run, repeats)
+    env.close()
+    return seconds
+
+
+def gym_envs(n: int):
+    envs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync",
+                              vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+    envs.reset(seed=0)
+    return envs
+
+
+def python_loop(n: int, steps: int, repeats: int) -> float:
+    envs, rng = gym_envs(n), np.random.default_rng(0)
+
+    def run():
+        for _ in range(steps):
+            envs.step(rng.integers(0, 2, n))
+
+    seconds = median_seconds(run, repeats)
+    envs.close()
+    return seconds
+
+
+def jax_policy_loop(n: int, steps: int, repeats: int) -> float:
+    envs = gym_envs(n)
+    jit_policy = jax.jit(policy)
+    obs = [envs.reset(seed=0)[0]]
+
+    def run():
+        keys = jax.random.split(jax.random.key(1), steps)
+        for key in keys:
+            action = np.asarray(jit_policy(key, jnp.asarray(obs[0])))
+            obs[0] = envs.step(action)[0]
+
+    seconds = median_seconds(run, repeats)
+    envs.close()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[16, 64])
+    args = parser.parse_args()
+    print(f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; jax {jax.__version__}, "
+          f"gymnasium {gymnasium.__version__}")
+    print(f"{'num_envs':>8}  {'loop':<16} {'us/step':>9} {'env steps/s':>12} {'vs python loop':>15}")
+    for n in args.num_envs:
+        base = python_loop(n, args.steps, args.repeats)
+        for name, seconds in [("python loop", base), ("jax policy loop", jax_policy_loop(n, args.steps, args.repeats)),
+                              ("envhub scan", envhub_scan(n, args.steps, args.repeats))]:
+            per_step = seconds / args.steps
+            print(f"{n:>8}  {name:<16} {per_step * 1e6:9.1f} {n / per_step:12.0f} {base / seconds:14.2f}x")
+
+
+if __name__ == "__main__":
+    main()
