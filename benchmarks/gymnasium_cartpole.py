@@ -10,7 +10,8 @@ CartPole), so the comparison is like with like:
   way to drive a host env from JAX.
 
 Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16 64]``.
-Prints the median time per vector step and each loop's speed relative to the Python loop.
+Prints the median time per vector step and each loop's speed relative to the two Python loops;
+the loops run interleaved, so a busy machine slows them alike.
 """
 
 from __future__ import annotations
@@ -33,17 +34,13 @@ def policy(key: jax.Array, obs: jax.Array) -> jax.Array:
     return jax.random.categorical(key, obs @ W).astype(jnp.int32)
 
 
-def median_seconds(run, repeats: int) -> float:
-    run()  # warm-up (compiles)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def timed(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
-def envhub_scan(n: int, steps: int, repeats: int) -> float:
+def envhub_scan(n: int, steps: int):
     env = envhub.make("gymnasium/CartPole-v1", num_envs=n)
 
     def body(carry, key):
@@ -63,9 +60,7 @@ def envhub_scan(n: int, steps: int, repeats: int) -> float:
         carry[0], carry[1], total = rollout(carry[0], carry[1], jax.random.key(1))
         jax.block_until_ready(total)
 
-    seconds = median_seconds(run, repeats)
-    env.close()
-    return seconds
+    return run, env.close
 
 
 def gym_envs(n: int):
@@ -75,19 +70,17 @@ def gym_envs(n: int):
     return envs
 
 
-def python_loop(n: int, steps: int, repeats: int) -> float:
+def python_loop(n: int, steps: int):
     envs, rng = gym_envs(n), np.random.default_rng(0)
 
     def run():
         for _ in range(steps):
             envs.step(rng.integers(0, 2, n))
 
-    seconds = median_seconds(run, repeats)
-    envs.close()
-    return seconds
+    return run, envs.close
 
 
-def jax_policy_loop(n: int, steps: int, repeats: int) -> float:
+def jax_policy_loop(n: int, steps: int):
     envs = gym_envs(n)
     jit_policy = jax.jit(policy)
     obs = [envs.reset(seed=0)[0]]
@@ -98,9 +91,7 @@ def jax_policy_loop(n: int, steps: int, repeats: int) -> float:
             action = np.asarray(jit_policy(key, jnp.asarray(obs[0])))
             obs[0] = envs.step(action)[0]
 
-    seconds = median_seconds(run, repeats)
-    envs.close()
-    return seconds
+    return run, envs.close
 
 
 def main() -> None:
@@ -111,14 +102,23 @@ def main() -> None:
     args = parser.parse_args()
     print(f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; jax {jax.__version__}, "
           f"gymnasium {gymnasium.__version__}")
-    print(f"{'num_envs':>8}  {'loop':<16} {'us/step':>9} {'env steps/s':>12} {'vs python loop':>15}")
+    print(f"{'num_envs':>8}  {'loop':<16} {'us/step':>9} {'env steps/s':>12} {'vs python loop':>15} {'vs jax policy loop':>19}")
+    loops = {"python loop": python_loop, "jax policy loop": jax_policy_loop, "envhub scan": envhub_scan}
     for n in args.num_envs:
-        base = python_loop(n, args.steps, args.repeats)
-        for name, seconds in [("python loop", base), ("jax policy loop", jax_policy_loop(n, args.steps, args.repeats)),
-                              ("envhub scan", envhub_scan(n, args.steps, args.repeats))]:
+        runs = {name: build(n, args.steps) for name, build in loops.items()}
+        for run, _ in runs.values():
+            run()  # warm-up (compiles)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeats):  # interleaved, so a busy moment hits every loop alike
+            for name, (run, _) in runs.items():
+                times[name].append(timed(run))
+        medians = {name: statistics.median(ts) for name, ts in times.items()}
+        for name, seconds in medians.items():
             per_step = seconds / args.steps
-            print(f"{n:>8}  {name:<16} {per_step * 1e6:9.1f} {n / per_step:12.0f} {base / seconds:14.2f}x")
-
+            print(f"{n:>8}  {name:<16} {per_step * 1e6:9.1f} {n / per_step:12.0f} "
+                  f"{medians['python loop'] / seconds:14.2f}x {medians['jax policy loop'] / seconds:18.2f}x")
+        for _, close in runs.values():
+            close()
 
 if __name__ == "__main__":
     main()

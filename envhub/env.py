@@ -69,10 +69,25 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         self._check_open("init")
         return self._init(key)
 
-    def reset(self, key: jax.Array, state: State) -> tuple[State, TimeStep[Obs]]:
-        """Return the first ``(state, timestep)`` of a new episode."""
+    def reset(self, key: jax.Array, state: State, where: jax.Array | None = None) -> tuple[State, TimeStep[Obs]]:
+        """Return the first ``(state, timestep)`` of a new episode.
+
+        ``where`` (bool, the batch shape) resets only those environments; the others keep their
+        state, and their entries of the returned TimeStep are unspecified (merge them yourself).
+        """
         self._check_open("reset")
-        return self._reset(key, state)
+        if where is None:
+            return self._reset(key, state)
+        return self._reset_where(key, state, jnp.asarray(where, jnp.bool_))
+
+    def _reset_where(self, key: jax.Array, state: State, where: jax.Array) -> tuple[State, TimeStep[Obs]]:
+        """Reset only where ``where``; the default (for JAX-native envs) resets all and selects."""
+        if not self.is_jax_native:
+            raise NotImplementedError(f"{type(self).__name__} ({self.id!r}) cannot reset a subset of its environments.")
+        from envhub.wrappers.base import select
+
+        new_state, ts = self._reset(key, state)
+        return select(where, new_state, state), ts
 
     def step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:
         """Apply ``action``; when the episode ends, ``ts.obs`` is already the next episode's first."""
@@ -104,6 +119,19 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def unwrapped(self) -> Environment[Any, Any, Any]:
         """The innermost environment (this one, unless wrapped)."""
         return self
+
+    def get_wrapper(self, wrapper_type: type[EnvT]) -> EnvT | None:
+        """The outermost wrapper of ``wrapper_type`` around this environment, or ``None``."""
+        env: Any = self
+        while env is not None:
+            if isinstance(env, wrapper_type):
+                return env
+            env = env.__dict__.get("env")
+        return None
+
+    def has_wrapper(self, wrapper_type: type[Environment[Any, Any, Any]]) -> bool:
+        """Whether a wrapper of ``wrapper_type`` is in this environment's chain."""
+        return self.get_wrapper(wrapper_type) is not None
 
     def __enter__(self) -> Self:
         return self

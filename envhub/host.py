@@ -212,8 +212,8 @@ class HostEnvironment(Environment[HostState, Any, Any]):
         return handle, slot
 
     def _find_slot(self, handle: np.ndarray, step: np.ndarray) -> tuple[int, _Slot]:
-        h, s = int(handle.reshape(-1)[0]), int(step.reshape(-1)[0])
-        if np.any(handle != h) or np.any(step != s):
+        h, s = int(handle.flat[0]), int(step.flat[0])
+        if handle.ndim and ((handle != h).any() or (step != s).any()):
             raise HostVmapError(self.id, "the state's handle/step leaves differ across num_envs (was the state "
                                          "sliced or mixed with another?)")
         slot = self._table.slots.get(h)
@@ -225,6 +225,8 @@ class HostEnvironment(Environment[HostState, Any, Any]):
 
     def _host_action(self, action: Any) -> Any:
         """Give the action a leading axis of ``n`` (unbatched envs have none)."""
+        if isinstance(action, np.ndarray):
+            return action if self.num_envs is not None else action[None]
         if self.num_envs is None:
             return jax.tree.map(lambda a: np.asarray(a)[None], action)
         return jax.tree.map(np.asarray, action)
@@ -251,7 +253,10 @@ def _space_tree(space: spaces.Space, fn: Any) -> Any:
 
 
 def _cast(x: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    return np.asarray(x, dtype=dtype).reshape(shape) if np.size(x) == math.prod(shape) else np.broadcast_to(np.asarray(x, dtype), shape).copy()
+    a = np.asarray(x, dtype=dtype)
+    if a.shape == shape:
+        return a
+    return a.reshape(shape) if a.size == math.prod(shape) else np.broadcast_to(a, shape).copy()
 
 
 def _cast_obs(space: spaces.Space, obs: Any, lead: tuple[int, ...]) -> Any:
@@ -338,13 +343,18 @@ class _Callback:
     layout: tuple[tuple[tuple[int, ...], str], ...]
     payload_tree: Any
 
-    def __call__(self, packed: np.ndarray) -> list[np.ndarray]:
-        buffer, offset, arrays = np.asarray(packed).tobytes(), 0, []
+    def __post_init__(self) -> None:
+        slices, offset = [], 0
         for shape, dtype_str in self.layout:
             dtype = np.dtype(dtype_str)
-            count = math.prod(shape)
-            arrays.append(np.frombuffer(buffer, dtype, count, offset).reshape(shape))
-            offset += count * dtype.itemsize
+            size = math.prod(shape) * dtype.itemsize
+            slices.append((offset, offset + size, dtype, shape))
+            offset += size
+        object.__setattr__(self, "_slices", slices)  # not a field: equality stays by layout
+
+    def __call__(self, packed: np.ndarray) -> list[np.ndarray]:
+        packed = np.asarray(packed)
+        arrays = [packed[start:stop].view(dtype).reshape(shape) for start, stop, dtype, shape in self._slices]  # type: ignore[attr-defined]
         env = _OWNERS.get(int(arrays[0]))
         if env is None or (env.closed and self.op == "init"):
             raise ClosedEnvironmentError(self.env_id, self.op, traced=True)
@@ -357,12 +367,12 @@ def _run_batched(env: HostEnvironment, op: str, handle: Any, step: Any, payload:
     """Run ``op`` for every mapped state (vmap axes lead), in order; return the flat results."""
     lead = (payload if op == "init" else handle).shape
     batch = lead[: len(lead) - (1 if op == "init" else len(env._env_shape()))]
+    if not batch:
+        return jax.tree.leaves(env._run(op, handle, step, payload))
     results = []
     for index in np.ndindex(*batch):
         results.append(env._run(op, None if handle is None else handle[index], None if step is None else step[index],
                                 jax.tree.map(lambda x: x[index], payload)))
-    if not batch:
-        return jax.tree.leaves(results[0])
     stacked = jax.tree.map(lambda *xs: np.stack(xs).reshape((*batch, *xs[0].shape)), *results)
     return jax.tree.leaves(stacked)
 

@@ -54,8 +54,8 @@ class GymnasiumEnvironment(HostEnvironment):
         if self.vectorization_mode == "vector_entry_point":
             if _accepts_autoreset_mode(self.name):
                 kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
-        else:
-            vector_kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
+        else:  # copy=False: the bridge copies every output before the next step anyway
+            vector_kwargs.update(autoreset_mode=AutoresetMode.SAME_STEP, copy=False)
         try:
             host = gymnasium.make_vec(self.name, num_envs=self._n, vectorization_mode=self.vectorization_mode,
                                       vector_kwargs=vector_kwargs, **kwargs)

@@ -1,14 +1,42 @@
-"""Thin wrappers, one behaviour each."""
+"""The ``Wrapper`` base class, ``WrapperState``, and the batching wrapper ``VmapEnvironment``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from envhub import spaces
 from envhub.env import Environment
 from envhub.types import TimeStep
+
+
+@dataclasses.dataclass(frozen=True)
+class WrapperState:
+    """State of a stateful wrapper: the inner env's state plus the wrapper's own pytree."""
+
+    inner: Any
+    extra: Any
+
+
+jax.tree_util.register_dataclass(WrapperState, data_fields=["inner", "extra"], meta_fields=[])
+
+
+def batch_shape(env: Environment[Any, Any, Any]) -> tuple[int, ...]:
+    """``()`` for one environment, ``(num_envs,)`` for a batch."""
+    return () if env.num_envs is None else (env.num_envs,)
+
+
+def select(where: jax.Array, new: Any, old: Any) -> Any:
+    """Per environment, take ``new`` where ``where`` is true, else ``old`` (leaves lead with the batch)."""
+
+    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
+        mask = jnp.reshape(where, jnp.shape(where) + (1,) * (jnp.ndim(a) - jnp.ndim(where)))
+        return jnp.where(mask, a, b)
+
+    return jax.tree.map(pick, new, old)
 
 
 class Wrapper(Environment[Any, Any, Any]):
@@ -25,6 +53,9 @@ class Wrapper(Environment[Any, Any, Any]):
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return self.env.step(key, state, action)
+
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        return self.env.reset(key, state, where=where)
 
     @property
     def action_space(self) -> spaces.Space:
@@ -99,6 +130,12 @@ class VmapEnvironment(Wrapper):
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
 
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        def reset_one(k: jax.Array, s: Any, w: jax.Array) -> tuple[Any, TimeStep[Any]]:
+            return self.env.reset(k, s, where=w)
+
+        return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where)
+
     @property
     def action_space(self) -> spaces.Space:
         return self._action_space
@@ -106,19 +143,3 @@ class VmapEnvironment(Wrapper):
     @property
     def observation_space(self) -> spaces.Space:
         return self._observation_space
-
-
-class DropFinalObs(Wrapper):
-    """Set ``ts.final_obs`` to ``None`` everywhere, to save memory when nothing bootstraps from it."""
-
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.init(key)
-        return state, ts.replace(final_obs=None)
-
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state)
-        return state, ts.replace(final_obs=None)
-
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.step(key, state, action)
-        return state, ts.replace(final_obs=None)

@@ -1,0 +1,191 @@
+"""Wrappers that change where episodes end or what is recorded about them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envhub.env import Environment
+from envhub.types import TimeStep
+from envhub.wrappers.base import Wrapper, WrapperState, batch_shape, select
+
+
+class TimeLimit(Wrapper):
+    """Truncate every episode after ``max_steps`` steps.
+
+    The counter lives in the state and restarts at every episode end, natural or not. When the
+    limit cuts an episode, the inner env is reset for those environments only (``reset(where=)``),
+    ``final_obs`` keeps the observation reached and ``truncated`` is set; a terminal step wins.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
+        super().__init__(env)
+        self.max_steps = max_steps
+
+    def _zeros(self) -> jax.Array:
+        return jnp.zeros(batch_shape(self.env), jnp.int32)
+
+    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        state, ts = self.env.init(key)
+        return WrapperState(state, self._zeros()), ts
+
+    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner)
+        return WrapperState(inner, self._zeros()), ts
+
+    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner, where=where)
+        return WrapperState(inner, jnp.where(where, 0, state.extra)), ts
+
+    def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
+        step_key, reset_key = jax.random.split(key)
+        inner, ts = self.env.step(step_key, state.inner, action)
+        elapsed = state.extra + 1
+        cut = (elapsed >= self.max_steps) & ~ts.done
+
+        def reset_cut(inner: Any) -> tuple[Any, Any]:
+            new_inner, first = self.env.reset(reset_key, inner, where=cut)
+            return new_inner, first.obs
+
+        def keep(inner: Any) -> tuple[Any, Any]:
+            return inner, ts.obs
+
+        inner, first_obs = jax.lax.cond(jnp.any(cut), reset_cut, keep, inner)
+        ts = ts.replace(obs=select(cut, first_obs, ts.obs), truncated=ts.truncated | cut)
+        return WrapperState(inner, jnp.where(ts.done, 0, elapsed)), ts
+
+
+class IgnoreTruncation(Wrapper):
+    """Report truncation as termination (for algorithms that never bootstrap).
+
+    With ``drop_final_obs=True``, ``final_obs`` is ``None`` everywhere, saving its memory: nothing
+    bootstraps from it once truncation is gone.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], drop_final_obs: bool = False):
+        super().__init__(env)
+        self.drop_final_obs = drop_final_obs
+
+    def _convert(self, ts: TimeStep[Any]) -> TimeStep[Any]:
+        ts = ts.replace(terminated=ts.done, truncated=jnp.zeros_like(ts.truncated))
+        return ts.replace(final_obs=None) if self.drop_final_obs else ts
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.init(key)
+        return state, self._convert(ts)
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state)
+        return state, self._convert(ts)
+
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state, where=where)
+        return state, self._convert(ts)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.step(key, state, action)
+        return state, self._convert(ts)
+
+
+class RecordEpisodeStatistics(Wrapper):
+    """Add ``info["episode_return"]`` and ``info["episode_length"]``: the episode so far, this step
+    included; on a step where ``ts.done``, the finished episode's totals. Zero after init/reset."""
+
+    def _zeros(self) -> dict[str, jax.Array]:
+        shape = batch_shape(self.env)
+        return {"episode_return": jnp.zeros(shape, jnp.float32), "episode_length": jnp.zeros(shape, jnp.int32)}
+
+    def _first(self, inner: Any, ts: TimeStep[Any]) -> tuple[WrapperState, TimeStep[Any]]:
+        stats = self._zeros()
+        return WrapperState(inner, stats), ts.replace(info={**ts.info, **stats})
+
+    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        return self._first(*self.env.init(key))
+
+    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
+        return self._first(*self.env.reset(key, state.inner))
+
+    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner, where=where)
+        stats = select(where, self._zeros(), state.extra)
+        return WrapperState(inner, stats), ts.replace(info={**ts.info, **stats})
+
+    def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.step(key, state.inner, action)
+        stats = {
+            "episode_return": state.extra["episode_return"] + ts.reward,
+            "episode_length": state.extra["episode_length"] + 1,
+        }
+        carried = select(ts.done, self._zeros(), stats)
+        return WrapperState(inner, carried), ts.replace(info={**ts.info, **stats})
+
+
+class EpisodicLife(Wrapper):
+    """End an episode (``terminated``) at every life lost, without resetting the game.
+
+    Needs ``info["lives"]`` (Atari backends give it). After a lost life the game goes on: ``obs``
+    equals ``final_obs``. The real game over still resets the game, as usual.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any]):
+        super().__init__(env)
+        _, ts = jax.eval_shape(env.init, jax.random.key(0))
+        if "lives" not in ts.info:
+            raise ValueError(f"EpisodicLife needs info['lives'], which {env.id!r} does not give (info keys: {sorted(ts.info)}).")
+
+    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.init(key)
+        return WrapperState(inner, ts.info["lives"]), ts
+
+    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner)
+        return WrapperState(inner, ts.info["lives"]), ts
+
+    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner, where=where)
+        return WrapperState(inner, jnp.where(where, ts.info["lives"], state.extra)), ts
+
+    def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.step(key, state.inner, action)
+        lives = ts.info["lives"]
+        lost = (lives < state.extra) & ~ts.done
+        ts = ts.replace(terminated=ts.terminated | lost)
+        return WrapperState(inner, lives), ts
+
+
+class ActionRepeat(Wrapper):
+    """Apply each action ``repeat`` times, summing rewards; stop repeating where the episode ends.
+
+    The TimeStep is the last one stepped, with ``final_obs``/flags of the step that ended the
+    episode. Needs a JAX-native environment: a host vector env cannot pause its finished members.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], repeat: int):
+        if not env.is_jax_native:
+            raise TypeError(
+                f"ActionRepeat needs a JAX-native environment; {env.id!r} lives on the host, where finished "
+                f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
+            )
+        if not isinstance(repeat, int) or repeat < 1:
+            raise ValueError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
+        super().__init__(env)
+        self.repeat = repeat
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        keys = jax.random.split(key, self.repeat)
+        state, ts = self.env.step(keys[0], state, action)
+        total = ts.reward
+
+        def again(carry: tuple[Any, TimeStep[Any], jax.Array], step_key: jax.Array) -> tuple[Any, None]:
+            state, ts, total = carry
+            new_state, new_ts = self.env.step(step_key, state, action)
+            ended = ts.done  # this environment's episode already ended: keep its results
+            new_ts = new_ts.replace(reward=total + new_ts.reward)
+            return (select(ended, state, new_state), select(ended, ts.replace(reward=total), new_ts), new_ts.reward), None
+
+        (state, ts, _), _ = jax.lax.scan(again, (state, ts, total), keys[1:])
+        return state, ts
