@@ -64,8 +64,12 @@ def envhub_scan(n: int, steps: int):
 
 
 def gym_envs(n: int):
-    envs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync",
-                              vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+    envs = gymnasium.make_vec(
+        "CartPole-v1",
+        num_envs=n,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
+    )
     envs.reset(seed=0)
     return envs
 
@@ -100,9 +104,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--num-envs", type=int, nargs="+", default=[16, 64])
     args = parser.parse_args()
-    print(f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; jax {jax.__version__}, "
-          f"gymnasium {gymnasium.__version__}")
-    print(f"{'num_envs':>8}  {'loop':<16} {'us/step':>9} {'env steps/s':>12} {'vs python loop':>15} {'vs jax policy loop':>19}")
+    print(
+        f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; "
+        f"jax {jax.__version__}, gymnasium {gymnasium.__version__}"
+    )
+    print(
+        f"{'num_envs':>8}  {'loop':<16} {'us/step':>9} {'env steps/s':>12} "
+        f"{'vs python loop':>15} {'vs jax policy loop':>19}"
+    )
     loops = {"python loop": python_loop, "jax policy loop": jax_policy_loop, "envhub scan": envhub_scan}
     for n in args.num_envs:
         runs = {name: build(n, args.steps) for name, build in loops.items()}
@@ -115,10 +124,13 @@ def main() -> None:
         medians = {name: statistics.median(ts) for name, ts in times.items()}
         for name, seconds in medians.items():
             per_step = seconds / args.steps
-            print(f"{n:>8}  {name:<16} {per_step * 1e6:9.1f} {n / per_step:12.0f} "
-                  f"{medians['python loop'] / seconds:14.2f}x {medians['jax policy loop'] / seconds:18.2f}x")
+            print(
+                f"{n:>8}  {name:<16} {per_step * 1e6:9.1f} {n / per_step:12.0f} "
+                f"{medians['python loop'] / seconds:14.2f}x {medians['jax policy loop'] / seconds:18.2f}x"
+            )
         for _, close in runs.values():
             close()
+
 
 if __name__ == "__main__":
     main()

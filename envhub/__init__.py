@@ -7,6 +7,7 @@ from typing import Any
 from envhub import errors, spaces
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
+from envhub.host import HostEnvironment, HostState
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
@@ -17,6 +18,8 @@ __all__ = [
     "BackendStatus",
     "EnvSpec",
     "Environment",
+    "HostEnvironment",
+    "HostState",
     "Registry",
     "TimeStep",
     "Wrapper",

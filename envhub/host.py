@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import itertools
 import math
 import warnings
@@ -79,7 +80,8 @@ class _HostTable:
             try:
                 host.close()
             except Exception as exc:  # noqa: BLE001 - closing must go on for the others
-                warnings.warn(f"closing a host environment raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+                message = f"closing a host environment raised {type(exc).__name__}: {exc}"
+                warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 class HostEnvironment(Environment[HostState, Any, Any]):
@@ -168,13 +170,16 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _result_struct(self, batch: tuple[int, ...]) -> tuple[HostState, TimeStep[Any]]:
         """ShapeDtypeStructs of ``(state, timestep)`` with leading ``batch`` (vmap) axes."""
         lead = (*batch, *self._env_shape())
-        sds = lambda shape, dtype: jax.ShapeDtypeStruct((*lead, *shape), dtype)
+
+        def sds(shape: tuple[int, ...], dtype: Any) -> Any:
+            return jax.ShapeDtypeStruct((*lead, *shape), dtype)
+
         obs = _space_tree(self.single_observation_space, lambda s: sds(s.shape, s.dtype))
         info = {k: sds(v.shape, v.dtype) for k, v in self.info_spec.items()}
         ts = TimeStep(obs, sds((), jnp.float32), sds((), jnp.bool_), sds((), jnp.bool_), obs, info)
         return HostState(sds((), jnp.int32), sds((), jnp.int32)), ts
 
-    def _run(self, op: str, handle: np.ndarray | None, step: np.ndarray | None, payload: Any) -> tuple[HostState, TimeStep[Any]]:
+    def _run(self, op: str, handle: Any, step: Any, payload: Any) -> tuple[HostState, TimeStep[Any]]:
         """Run ``op`` for one (unmapped) state on the host; return NumPy ``(state, timestep)``."""
         if self.closed:
             raise ClosedEnvironmentError(self.id, op)
@@ -195,7 +200,7 @@ class HostEnvironment(Environment[HostState, Any, Any]):
             raise HostEnvError(self.id, op, exc) from exc
         slot.step = 0 if op == "init" else (slot.step + 1) % _STEP_MOD
         shape = self._env_shape()
-        state = HostState(np.full(shape, slot_handle, np.int32), np.full(shape, slot.step, np.int32))
+        state = HostState(_full(shape, slot_handle), _full(shape, slot.step))
         return state, ts
 
     def _new_slot(self) -> tuple[int, _Slot]:
@@ -214,8 +219,10 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _find_slot(self, handle: np.ndarray, step: np.ndarray) -> tuple[int, _Slot]:
         h, s = int(handle.flat[0]), int(step.flat[0])
         if handle.ndim and ((handle != h).any() or (step != s).any()):
-            raise HostVmapError(self.id, "the state's handle/step leaves differ across num_envs (was the state "
-                                         "sliced or mixed with another?)")
+            raise HostVmapError(
+                self.id,
+                "the state's handle/step leaves differ across num_envs (was the state sliced or mixed with another?)",
+            )
         slot = self._table.slots.get(h)
         if slot is None:
             raise StaleStateError(self.id, s, None)
@@ -231,14 +238,16 @@ class HostEnvironment(Environment[HostState, Any, Any]):
             return jax.tree.map(lambda a: np.asarray(a)[None], action)
         return jax.tree.map(np.asarray, action)
 
-    def _timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, final_obs: Any, info: dict[str, Any]) -> TimeStep[Any]:
+    def _timestep(
+        self, obs: Any, reward: Any, terminated: Any, truncated: Any, final_obs: Any, info: dict[str, Any]
+    ) -> TimeStep[Any]:
         """Cast the subclass's NumPy outputs to the declared shapes and dtypes."""
         shape = self._env_shape()
         obs = _cast_obs(self.single_observation_space, obs, shape)
         info = {k: _cast(info.get(k, 0), (*shape, *v.shape), v.dtype) for k, v in self.info_spec.items()}
         if reward is None:  # init/reset
-            zeros = np.zeros(shape, np.bool_)
-            return TimeStep(obs, np.zeros(shape, np.float32), zeros, zeros.copy(), obs, info)
+            zeros: Any = np.zeros(shape, np.bool_)
+            return TimeStep(obs, _cast(0, shape, np.float32), zeros, zeros.copy(), obs, info)
         terminated = _cast(terminated, shape, np.bool_)
         truncated = _cast(truncated, shape, np.bool_) & ~terminated  # terminated wins
         final_obs = _cast_obs(self.single_observation_space, final_obs, shape)
@@ -252,7 +261,11 @@ def _space_tree(space: spaces.Space, fn: Any) -> Any:
     return fn(space)
 
 
-def _cast(x: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def _full(shape: tuple[int, ...], value: int) -> Any:
+    return np.full(shape, value, np.int32)
+
+
+def _cast(x: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     a = np.asarray(x, dtype=dtype)
     if a.shape == shape:
         return a
@@ -268,8 +281,10 @@ def _cast_obs(space: spaces.Space, obs: Any, lead: tuple[int, ...]) -> Any:
 
 def _check_state(env: HostEnvironment, state: Any) -> HostState:
     if not isinstance(state, HostState):
-        raise TypeError(f"{env.id!r} needs the HostState returned by init/reset/step, got {type(state).__name__}; "
-                        f"pass the state returned by the previous call.")
+        raise TypeError(
+            f"{env.id!r} needs the HostState returned by init/reset/step, got {type(state).__name__}; "
+            f"pass the state returned by the previous call."
+        )
     return state
 
 
@@ -281,8 +296,12 @@ def _call(env: HostEnvironment, op: str, state: HostState | None, payload: Any) 
     handle, step = (None, None) if state is None else (state.handle, state.step)
     inputs = (handle, step, payload)
     if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(inputs)):
-        result = env._run(op, None if handle is None else np.asarray(handle),
-                          None if step is None else np.asarray(step), jax.tree.map(np.asarray, payload))
+        result = env._run(
+            op,
+            None if handle is None else np.asarray(handle),
+            None if step is None else np.asarray(step),
+            jax.tree.map(np.asarray, payload),
+        )
         return jax.tree.map(lambda x: jnp.array(x, copy=True), result)  # copy: the host may reuse its buffers
     return _traced(env, op)(np.int32(env._uid), handle, step, payload)
 
@@ -305,15 +324,23 @@ def _traced(env: HostEnvironment, op: str) -> Any:
         struct = owner._result_struct(batch)
         args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
         layout = tuple((tuple(jnp.shape(a)), jnp.asarray(a).dtype.str) for a in args)
-        flat = io_callback(_Callback(op, env_id, layout, jax.tree.structure(payload)), jax.tree.leaves(struct), _pack(args), ordered=True)
+        callback = _Callback(op, env_id, layout, jax.tree.structure(payload))
+        flat = io_callback(callback, jax.tree.leaves(struct), _pack(args), ordered=True)
         return jax.tree.unflatten(jax.tree.structure(struct), flat)
 
     @call.def_vmap
     def rule(axis_size: int, in_batched: Any, uid: Any, handle: Any, step: Any, payload: Any) -> Any:
         if handle is not None and not in_batched[1]:
-            raise HostVmapError(env_id, f"jax.vmap maps the action or key of {op}() over {axis_size} values but not the "
-                                        f"state, and one host environment cannot follow {axis_size} trajectories")
-        grow = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+            raise HostVmapError(
+                env_id,
+                f"jax.vmap maps the action or key of {op}() over {axis_size} values but "
+                f"not the state, and one host environment cannot follow {axis_size} "
+                f"trajectories",
+            )
+
+        def grow(x: Any, batched: bool) -> Any:
+            return x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+
         if handle is not None:
             step = grow(step, in_batched[2])
         payload = jax.tree.map(grow, payload, in_batched[3])
@@ -354,7 +381,8 @@ class _Callback:
 
     def __call__(self, packed: np.ndarray) -> list[np.ndarray]:
         packed = np.asarray(packed)
-        arrays = [packed[start:stop].view(dtype).reshape(shape) for start, stop, dtype, shape in self._slices]  # type: ignore[attr-defined]
+        slices = self._slices  # type: ignore[attr-defined]
+        arrays = [packed[start:stop].view(dtype).reshape(shape) for start, stop, dtype, shape in slices]
         env = _OWNERS.get(int(arrays[0]))
         if env is None or (env.closed and self.op == "init"):
             raise ClosedEnvironmentError(self.env_id, self.op, traced=True)
@@ -371,10 +399,14 @@ def _run_batched(env: HostEnvironment, op: str, handle: Any, step: Any, payload:
         return jax.tree.leaves(env._run(op, handle, step, payload))
     results = []
     for index in np.ndindex(*batch):
-        results.append(env._run(op, None if handle is None else handle[index], None if step is None else step[index],
-                                jax.tree.map(lambda x: x[index], payload)))
+        at = functools.partial(_at, index)
+        results.append(env._run(op, at(handle), at(step), jax.tree.map(at, payload)))
     stacked = jax.tree.map(lambda *xs: np.stack(xs).reshape((*batch, *xs[0].shape)), *results)
     return jax.tree.leaves(stacked)
+
+
+def _at(index: tuple[int, ...], x: Any) -> Any:
+    return None if x is None else x[index]
 
 
 __all__ = ["HostEnvironment", "HostState", "key_to_seeds"]

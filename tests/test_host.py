@@ -36,7 +36,14 @@ class VecWalk:
         final = self.pos[:, None].astype(np.float64)
         for i in np.flatnonzero(terminated | truncated):
             self.pos[i], self.t[i] = self.rngs[i].integers(0, 3), 0
-        return self.pos[:, None].astype(np.float64), terminated * 1.0, terminated, truncated, final, {"t": self.t.copy()}
+        return (
+            self.pos[:, None].astype(np.float64),
+            terminated * 1.0,
+            terminated,
+            truncated,
+            final,
+            {"t": self.t.copy()},
+        )
 
     def close(self):
         self.closed.append(self)
@@ -108,7 +115,9 @@ def test_eager_and_jitted_steps_raise_stale_state():
     env = Walk()
     old, _ = env.init(KEY)
     new, _ = env.step(KEY, old, 1)
-    with pytest.raises(StaleStateError, match=r"'test/Walk' was given a state from step 0, but its newest state is from step 1"):
+    with pytest.raises(
+        StaleStateError, match=r"'test/Walk' was given a state from step 0, but its newest state is from step 1"
+    ):
         env.step(KEY, old, 1)
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"StaleStateError: .*cannot branch or rewind"):
         jax.block_until_ready(jax.jit(env.step)(KEY, old, 1))
@@ -119,11 +128,17 @@ def test_eager_and_jitted_steps_raise_stale_state():
 def test_backend_exception_names_env_and_original_error():
     env = Walk()
     state, _ = env.init(KEY)
-    with pytest.raises(HostEnvError, match=r"'test/Walk' raised in step\(\): ValueError: action 3 breaks the walker\. "
-                                           r"The host environment is now in an unknown state"):
+    with pytest.raises(
+        HostEnvError,
+        match=r"'test/Walk' raised in step\(\): ValueError: action 3 breaks the walker\. "
+        r"The host environment is now in an unknown state",
+    ):
         env.step(KEY, state, 3)
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"HostEnvError: Environment 'test/Walk' raised in step\(\): "
-                                                         r"ValueError: action 3 breaks the walker"):
+    with pytest.raises(
+        jax.errors.JaxRuntimeError,
+        match=r"HostEnvError: Environment 'test/Walk' raised in step\(\): "
+        r"ValueError: action 3 breaks the walker",
+    ):
         jax.block_until_ready(jax.jit(env.step)(KEY, state, 3))
     env.close()
 
@@ -163,8 +178,11 @@ def test_vmap_of_a_batched_env_and_of_reset():
 def test_vmap_over_actions_of_one_state_is_refused_naming_num_envs():
     env = Walk()
     state, _ = env.init(KEY)
-    with pytest.raises(HostVmapError, match=r"'test/Walk' is a host environment and jax.vmap maps the action or key of "
-                                            r"step\(\) over 2 values but not the state.*num_envs=N"):
+    with pytest.raises(
+        HostVmapError,
+        match=r"'test/Walk' is a host environment and jax.vmap maps the action or key of "
+        r"step\(\) over 2 values but not the state.*num_envs=N",
+    ):
         jax.vmap(lambda a: env.step(KEY, state, a))(jnp.array([0, 1], jnp.int32))
     with pytest.raises(HostVmapError, match="num_envs"):
         jax.vmap(lambda k: env.reset(k, state))(jax.random.split(KEY, 2))
@@ -182,13 +200,15 @@ def test_close_frees_every_host_env_and_is_final():
     assert env.live_host_envs() == 0 and len(env.closed_hosts) == 2
     with pytest.raises(ClosedEnvironmentError, match=r"step\(\) called on environment 'test/Walk' after close\(\)"):
         env.step(KEY, state, 1)
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"ClosedEnvironmentError: step\(\) called on environment 'test/Walk'"):
+    with pytest.raises(
+        jax.errors.JaxRuntimeError, match=r"ClosedEnvironmentError: step\(\) called on environment 'test/Walk'"
+    ):
         jax.block_until_ready(step(KEY, state, 1))
 
 
-def test_compiled_functions_do_not_keep_the_env_alive_and_gc_closes_it():
+def run_and_drop():
+    """Make an env, run a jitted rollout on it, drop both; return a weak ref and its closed-host list."""
     env = Walk()
-    closed = env.closed_hosts
 
     @jax.jit
     def rollout(key):
@@ -196,8 +216,11 @@ def test_compiled_functions_do_not_keep_the_env_alive_and_gc_closes_it():
         return jax.lax.scan(lambda s, _: env.step(key, s, 1), state, None, length=3)
 
     jax.block_until_ready(rollout(KEY))
-    ref = weakref.ref(env)
-    del env, rollout
+    return weakref.ref(env), env.closed_hosts
+
+
+def test_compiled_functions_do_not_keep_the_env_alive_and_gc_closes_it():
+    ref, closed = run_and_drop()
     gc.collect()
     assert ref() is None
     assert len(closed) == 1  # closed by the finalizer, not leaked
@@ -212,7 +235,10 @@ def test_a_reused_trace_of_a_closed_env_explains_itself():
     jax.jit(run)(KEY)
     env.close()
     env = Walk()  # jax.jit(run) below reuses the trace that names the first env
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"traced with environment 'test/Walk', which has since been "
-                                                         r"closed or garbage-collected; jax.jit reuses the trace"):
+    with pytest.raises(
+        jax.errors.JaxRuntimeError,
+        match=r"traced with environment 'test/Walk', which has since been "
+        r"closed or garbage-collected; jax.jit reuses the trace",
+    ):
         jax.block_until_ready(jax.jit(run)(KEY))
     env.close()

@@ -77,8 +77,13 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
         got.append(jax.tree.map(np.asarray, ts))
     env.close()
 
-    raw = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync", max_episode_steps=limit,
-                             vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
+    raw = gymnasium.make_vec(
+        "CartPole-v1",
+        num_envs=n,
+        vectorization_mode="sync",
+        max_episode_steps=limit,
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+    )
     obs, _ = raw.reset(seed=[int(s) for s in key_to_seeds(KEY, n)])
     np.testing.assert_array_equal(np.asarray(first.obs).reshape(obs.shape), obs)
     ends = 0
@@ -87,8 +92,13 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
         final = obs.copy()
         for i in np.flatnonzero(terminated | truncated):
             final[i] = info["final_obs"][i]
-        for name, want in [("obs", obs), ("reward", reward), ("terminated", terminated),
-                           ("truncated", truncated & ~terminated), ("final_obs", final)]:
+        for name, want in [
+            ("obs", obs),
+            ("reward", reward),
+            ("terminated", terminated),
+            ("truncated", truncated & ~terminated),
+            ("final_obs", final),
+        ]:
             np.testing.assert_array_equal(getattr(ts, name).reshape(want.shape), want, err_msg=name)
         ends += int((terminated if push else truncated).sum())
     raw.close()
@@ -97,6 +107,7 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
 
 def test_terminated_wins_over_a_time_limit_on_the_same_step():
     """Pushing right, the pole falls at step L; with max_episode_steps=L gymnasium sets both flags there."""
+
     def push_until_done(env):
         state, _ = env.init(KEY)
         for t in range(1, 200):
@@ -123,7 +134,11 @@ def trajectory(env, key):
 
 def test_same_key_same_trajectory_different_key_different():
     with envhub.make("gymnasium/CartPole-v1", num_envs=2) as env:
-        a, b, c = trajectory(env, jax.random.key(1)), trajectory(env, jax.random.key(1)), trajectory(env, jax.random.key(2))
+        a, b, c = (
+            trajectory(env, jax.random.key(1)),
+            trajectory(env, jax.random.key(1)),
+            trajectory(env, jax.random.key(2)),
+        )
     assert all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
     assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(c)))
 
@@ -142,13 +157,19 @@ def test_stale_state_raises_eagerly_and_under_jit():
     env = envhub.make("gymnasium/CartPole-v1")
     old, _ = env.init(KEY)
     new, _ = env.step(KEY, old, 0)
-    with pytest.raises(StaleStateError, match=r"state from step 0, but its newest state is from step 1: host environments "
-                                              r"live outside JAX and cannot branch or rewind\. Always pass the state"):
+    with pytest.raises(
+        StaleStateError,
+        match=r"state from step 0, but its newest state is from step 1: host environments "
+        r"live outside JAX and cannot branch or rewind\. Always pass the state",
+    ):
         env.step(KEY, old, 1)
     with pytest.raises(StaleStateError, match="cannot branch or rewind"):
         env.reset(KEY, old)
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"StaleStateError: Environment 'gymnasium/CartPole-v1' was given a "
-                                                         r"state from step 0.*Always pass the state returned"):
+    with pytest.raises(
+        jax.errors.JaxRuntimeError,
+        match=r"StaleStateError: Environment 'gymnasium/CartPole-v1' was given a "
+        r"state from step 0.*Always pass the state returned",
+    ):
         jax.block_until_ready(jax.jit(env.step)(KEY, old, 1))
     state, ts = jax.jit(env.step)(KEY, new, 1)  # the newest state still works after the error
     assert int(state.step) == 2
@@ -169,7 +190,9 @@ def test_use_after_close_raises():
     step(KEY, state, jnp.zeros(2, jnp.int32))  # compiled before close
     env.close()
     assert env.live_host_envs() == 0
-    with pytest.raises(ClosedEnvironmentError, match=r"step\(\) called on environment 'gymnasium/CartPole-v1' after close\(\)"):
+    with pytest.raises(
+        ClosedEnvironmentError, match=r"step\(\) called on environment 'gymnasium/CartPole-v1' after close\(\)"
+    ):
         env.step(KEY, state, jnp.zeros(2, jnp.int32))
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"ClosedEnvironmentError: step\(\) called on environment"):
         jax.block_until_ready(step(KEY, state, jnp.zeros(2, jnp.int32)))
@@ -223,9 +246,11 @@ def test_vmap_gives_one_host_env_per_key_and_routes_actions():
 
     def run(key, acts):
         state, _ = env.init(key)
+
         def body(state, a):
             state, ts = env.step(key, state, a)
             return state, ts.obs
+
         return jax.lax.scan(body, state, acts)[1]
 
     mapped = jax.jit(jax.vmap(run))(keys, actions)
@@ -237,8 +262,11 @@ def test_vmap_gives_one_host_env_per_key_and_routes_actions():
 def test_vmap_over_actions_of_one_state_names_num_envs():
     with envhub.make("gymnasium/CartPole-v1") as env:
         state, _ = env.init(KEY)
-        with pytest.raises(HostVmapError, match=r"maps the action or key of step\(\) over 2 values but not the state.*"
-                                                r"num_envs=N"):
+        with pytest.raises(
+            HostVmapError,
+            match=r"maps the action or key of step\(\) over 2 values but not the state.*"
+            r"num_envs=N",
+        ):
             jax.vmap(lambda a: env.step(KEY, state, a))(jnp.array([0, 1], jnp.int32))
 
 
@@ -261,30 +289,42 @@ def test_backend_kwargs_pass_through():
 def test_discrete_start_and_multidiscrete_map_to_envhub_spaces():
     from envhub_gymnasium.environment import to_envhub_space
 
-    space = to_envhub_space(gymnasium.spaces.Dict({
-        "d": gymnasium.spaces.Discrete(3, start=-1),
-        "m": gymnasium.spaces.MultiDiscrete([2, 5], start=[1, 0]),
-        "t": gymnasium.spaces.Tuple((gymnasium.spaces.MultiBinary(3), gymnasium.spaces.Box(0, 1, (2,), np.float64))),
-    }))
-    assert space == spaces.Tree({
-        "d": spaces.Discrete(3, start=-1),
-        "m": spaces.MultiDiscrete([2, 5], start=[1, 0]),
-        "t": (spaces.Box(0, 1, (3,), np.int8), spaces.Box(0.0, 1.0, (2,), np.float32)),
-    })
+    space = to_envhub_space(
+        gymnasium.spaces.Dict(
+            {
+                "d": gymnasium.spaces.Discrete(3, start=-1),
+                "m": gymnasium.spaces.MultiDiscrete([2, 5], start=[1, 0]),
+                "t": gymnasium.spaces.Tuple(
+                    (gymnasium.spaces.MultiBinary(3), gymnasium.spaces.Box(0, 1, (2,), np.float64))
+                ),
+            }
+        )
+    )
+    assert space == spaces.Tree(
+        {
+            "d": spaces.Discrete(3, start=-1),
+            "m": spaces.MultiDiscrete([2, 5], start=[1, 0]),
+            "t": (spaces.Box(0, 1, (3,), np.int8), spaces.Box(0.0, 1.0, (2,), np.float32)),
+        }
+    )
 
 
 class DictEnv(gymnasium.Env):
     """Dict observations, a Discrete(start=1) part, a Dict action; `raise_at` raises inside step."""
 
     def __init__(self, raise_at=None):
-        self.observation_space = gymnasium.spaces.Dict({
-            "pos": gymnasium.spaces.Box(-10, 10, (2,), np.float32),
-            "room": gymnasium.spaces.Discrete(4, start=1),
-        })
-        self.action_space = gymnasium.spaces.Dict({
-            "move": gymnasium.spaces.Discrete(3, start=-1),
-            "power": gymnasium.spaces.Box(0, 1, (), np.float32),
-        })
+        self.observation_space = gymnasium.spaces.Dict(
+            {
+                "pos": gymnasium.spaces.Box(-10, 10, (2,), np.float32),
+                "room": gymnasium.spaces.Discrete(4, start=1),
+            }
+        )
+        self.action_space = gymnasium.spaces.Dict(
+            {
+                "move": gymnasium.spaces.Discrete(3, start=-1),
+                "power": gymnasium.spaces.Box(0, 1, (), np.float32),
+            }
+        )
         self.raise_at = raise_at
 
     def _obs(self):
@@ -321,7 +361,9 @@ def dict_action(n=None):
 @pytest.mark.parametrize("num_envs", [None, 2])
 def test_dict_observation_env_registered_in_the_test(test_envs, num_envs):
     env = envhub.make("gymnasium/EnvhubDict-v0", num_envs=num_envs)
-    assert env.single_observation_space == spaces.Tree({"pos": spaces.Box(-10, 10, (2,)), "room": spaces.Discrete(4, start=1)})
+    assert env.single_observation_space == spaces.Tree(
+        {"pos": spaces.Box(-10, 10, (2,)), "room": spaces.Discrete(4, start=1)}
+    )
     assert env.single_action_space == spaces.Tree({"move": spaces.Discrete(3, start=-1), "power": spaces.Box(0, 1, ())})
     assert env.info_spec == {"t": jax.ShapeDtypeStruct((), jnp.int32)}
     state, first = env.init(KEY)
@@ -339,13 +381,17 @@ def test_dict_observation_env_registered_in_the_test(test_envs, num_envs):
     assert terminated.tolist() == [t in (5, 10) for t in range(1, 13)]
     assert steps.final_obs["room"].reshape(12, -1)[4, 0] == 1 + 5 % 4 and steps.obs["room"].reshape(12, -1)[4, 0] == 1
     assert steps.info["t"].reshape(12, -1)[:, 0].tolist() == [1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2]
-    np.testing.assert_allclose(steps.obs["pos"].reshape(12, -1, 2)[1, 0] - steps.obs["pos"].reshape(12, -1, 2)[0, 0], 0.5)
+    np.testing.assert_allclose(
+        steps.obs["pos"].reshape(12, -1, 2)[1, 0] - steps.obs["pos"].reshape(12, -1, 2)[0, 0], 0.5
+    )
     assert jax.tree.structure(first) == jax.tree.structure(ts)
 
 
 def test_dict_observation_env_passes_the_kit(test_envs):
-    results = testing.run_checks(lambda **kw: envhub.make("gymnasium/EnvhubDict-v0", **kw),
-                                 testing.Options(time_limit_kwarg="max_episode_steps", time_limit=3))
+    results = testing.run_checks(
+        lambda **kw: envhub.make("gymnasium/EnvhubDict-v0", **kw),
+        testing.Options(time_limit_kwarg="max_episode_steps", time_limit=3),
+    )
     assert all(r.passed for r in results), testing.format_report(results)
 
 
@@ -354,8 +400,11 @@ def test_backend_exception_surfaces_as_host_env_error(test_envs):
     state, _ = env.init(KEY)
     state, _ = env.step(KEY, state, dict_action())
     state, _ = env.step(KEY, state, dict_action())
-    with pytest.raises(HostEnvError, match=r"Environment 'gymnasium/EnvhubBoom-v0' raised in step\(\): ValueError: the "
-                                           r"reactor melted down\. The host environment is now in an unknown state: close"):
+    with pytest.raises(
+        HostEnvError,
+        match=r"Environment 'gymnasium/EnvhubBoom-v0' raised in step\(\): ValueError: the "
+        r"reactor melted down\. The host environment is now in an unknown state: close",
+    ):
         env.step(KEY, state, dict_action())
     env.close()
 
@@ -365,8 +414,11 @@ def test_backend_exception_surfaces_as_host_env_error(test_envs):
         state, _ = env.init(key)
         return jax.lax.scan(lambda s, _: env.step(key, s, dict_action()), state, None, length=5)
 
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"HostEnvError: Environment 'gymnasium/EnvhubBoom-v0' raised in "
-                                                         r"step\(\): ValueError: the reactor melted down.*close\(\) it"):
+    with pytest.raises(
+        jax.errors.JaxRuntimeError,
+        match=r"HostEnvError: Environment 'gymnasium/EnvhubBoom-v0' raised in "
+        r"step\(\): ValueError: the reactor melted down.*close\(\) it",
+    ):
         jax.block_until_ready(jax.jit(rollout)(KEY))
     env.close()
     with envhub.make("gymnasium/CartPole-v1") as other:  # the runtime still works: no hang, no crash

@@ -37,8 +37,14 @@ def envhub_register_envs(register: Any) -> None:
             options["keys_matter"] = False
         reason = _unavailable(spec)
         factory = None if reason else functools.partial(make_gymnasium_env, name)
-        register(name, factory, batching="native", unavailable=reason, check_options=options,
-                 description="gymnasium (host, stepped through io_callback)")
+        register(
+            name,
+            factory,
+            batching="native",
+            unavailable=reason,
+            check_options=options,
+            description="gymnasium (host, stepped through io_callback)",
+        )
 
 
 def make_gymnasium_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:

@@ -57,14 +57,21 @@ class GymnasiumEnvironment(HostEnvironment):
         else:  # copy=False: the bridge copies every output before the next step anyway
             vector_kwargs.update(autoreset_mode=AutoresetMode.SAME_STEP, copy=False)
         try:
-            host = gymnasium.make_vec(self.name, num_envs=self._n, vectorization_mode=self.vectorization_mode,
-                                      vector_kwargs=vector_kwargs, **kwargs)
+            host = gymnasium.make_vec(
+                self.name,
+                num_envs=self._n,
+                vectorization_mode=self.vectorization_mode,
+                vector_kwargs=vector_kwargs,
+                **kwargs,
+            )
         except (gymnasium.error.DependencyNotInstalled, ImportError) as exc:
             raise EnvUnavailableError(self.id, f"{type(exc).__name__}: {exc}") from exc
         mode = host.metadata.get("autoreset_mode")
         if mode != AutoresetMode.SAME_STEP:
             host.close()
-            raise HostEnvError(self.id, "make", RuntimeError(f"the vector env uses autoreset mode {mode}, not SAME_STEP"))
+            raise HostEnvError(
+                self.id, "make", RuntimeError(f"the vector env uses autoreset mode {mode}, not SAME_STEP")
+            )
         return host
 
     def _host_reset(self, host: Any, seeds: list[int]) -> tuple[Any, dict[str, Any]]:
@@ -130,12 +137,16 @@ def _pick_mode(name: str, requested: str | None) -> str:
     if requested is None:
         return "vector_entry_point" if native else "sync"
     if requested not in ("sync", "async", "vector_entry_point"):
-        raise InvalidArgumentError(f"vectorization_mode={requested!r} for gymnasium/{name}; use 'sync', 'async' or "
-                                   f"'vector_entry_point' (or leave it out to pick the fastest).")
+        raise InvalidArgumentError(
+            f"vectorization_mode={requested!r} for gymnasium/{name}; use 'sync', 'async' or "
+            f"'vector_entry_point' (or leave it out to pick the fastest)."
+        )
     if requested == "vector_entry_point" and not native:
-        raise InvalidArgumentError(f"vectorization_mode='vector_entry_point' for gymnasium/{name}, but its vector env "
-                                   f"cannot auto-reset in the same step (AutoresetMode.SAME_STEP), which envhub needs; "
-                                   f"use 'sync' or 'async'.")
+        raise InvalidArgumentError(
+            f"vectorization_mode='vector_entry_point' for gymnasium/{name}, but its vector env "
+            f"cannot auto-reset in the same step (AutoresetMode.SAME_STEP), which envhub needs; "
+            f"use 'sync' or 'async'."
+        )
     return requested
 
 
@@ -193,5 +204,8 @@ def to_envhub_space(space: gym_spaces.Space, env_id: str = "gymnasium") -> space
         return spaces.Tree({k: to_envhub_space(s, env_id) for k, s in space.spaces.items()})
     if isinstance(space, gym_spaces.Tuple):
         return spaces.Tree(tuple(to_envhub_space(s, env_id) for s in space.spaces))
-    raise EnvUnavailableError(env_id, f"its space {space!r} ({type(space).__name__}) has no fixed-shape envhub "
-                                      f"equivalent (envhub maps Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)")
+    raise EnvUnavailableError(
+        env_id,
+        f"its space {space!r} ({type(space).__name__}) has no fixed-shape envhub "
+        f"equivalent (envhub maps Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)",
+    )
