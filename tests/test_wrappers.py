@@ -171,8 +171,14 @@ class Lives(envhub.Environment):
         t = t + 1
         lives = 3 - t // 2
         over = lives == 0
-        ts = TimeStep(jnp.where(over, 0.0, t).astype(jnp.float32), jnp.float32(0), over, jnp.bool_(False),
-                      t.astype(jnp.float32), {"lives": jnp.where(over, 3, lives)})
+        ts = TimeStep(
+            jnp.where(over, 0.0, t).astype(jnp.float32),
+            jnp.float32(0),
+            over,
+            jnp.bool_(False),
+            t.astype(jnp.float32),
+            {"lives": jnp.where(over, 3, lives)},
+        )
         return jnp.where(over, 0, t), ts
 
 
@@ -251,7 +257,8 @@ def test_structure_is_identical_from_init_reset_and_step(wrap):
     partial = env.reset(KEY, stepped[0], where=jnp.array([True, False, True]))
     for other in (stepped, reset, partial):
         assert jax.tree.structure(other) == jax.tree.structure((state, ts))
-        assert [(x.shape, x.dtype) for x in jax.tree.leaves(other)] == [(x.shape, x.dtype) for x in jax.tree.leaves((state, ts))]
+        avals = [(x.shape, x.dtype) for x in jax.tree.leaves(other)]
+        assert avals == [(x.shape, x.dtype) for x in jax.tree.leaves((state, ts))]
 
 
 def test_action_repeat_refuses_host_envs():
@@ -260,5 +267,3 @@ def test_action_repeat_refuses_host_envs():
 
     with pytest.raises(TypeError, match="needs a JAX-native environment.*frame skip"):
         ActionRepeat(FakeHost(), 2)
-
-

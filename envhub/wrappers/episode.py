@@ -135,7 +135,9 @@ class EpisodicLife(Wrapper):
         super().__init__(env)
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
         if "lives" not in ts.info:
-            raise ValueError(f"EpisodicLife needs info['lives'], which {env.id!r} does not give (info keys: {sorted(ts.info)}).")
+            raise ValueError(
+                f"EpisodicLife needs info['lives'], which {env.id!r} does not give (its info keys: {sorted(ts.info)})."
+            )
 
     def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.init(key)
@@ -185,7 +187,8 @@ class ActionRepeat(Wrapper):
             new_state, new_ts = self.env.step(step_key, state, action)
             ended = ts.done  # this environment's episode already ended: keep its results
             new_ts = new_ts.replace(reward=total + new_ts.reward)
-            return (select(ended, state, new_state), select(ended, ts.replace(reward=total), new_ts), new_ts.reward), None
+            kept_ts = select(ended, ts.replace(reward=total), new_ts)
+            return (select(ended, state, new_state), kept_ts, kept_ts.reward), None
 
         (state, ts, _), _ = jax.lax.scan(again, (state, ts, total), keys[1:])
         return state, ts

@@ -31,7 +31,8 @@ class FrameStack(Wrapper):
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
-        self._single = spaces.Box(np.broadcast_to(single.low, stacked), np.broadcast_to(single.high, stacked), dtype=single.dtype)
+        low, high = np.broadcast_to(single.low, stacked), np.broadcast_to(single.high, stacked)
+        self._single = spaces.Box(low, high, dtype=single.dtype)
         self._space = self._single if env.num_envs is None else self._single.batch(env.num_envs)
         self._axis = len(batch_shape(env))
 

@@ -52,7 +52,8 @@ class ClipReward(_MapTimeStep):
         self.low, self.high = low, high
 
     def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
-        return ts.replace(reward=jnp.clip(ts.reward, self.low, self.high), info={**ts.info, "unclipped_reward": ts.reward})
+        clipped = jnp.clip(ts.reward, self.low, self.high)
+        return ts.replace(reward=clipped, info={**ts.info, "unclipped_reward": ts.reward})
 
 
 class FlattenObservation(_MapTimeStep):
@@ -151,18 +152,22 @@ class NormalizeObservation(Wrapper):
 
     def _fresh(self) -> dict[str, jax.Array]:
         shape = self.env.single_observation_space.shape
-        return {"mean": jnp.zeros(shape, jnp.float32), "var": jnp.ones(shape, jnp.float32), "count": jnp.float32(self.epsilon)}
+        count = jnp.float32(self.epsilon)
+        return {"mean": jnp.zeros(shape, jnp.float32), "var": jnp.ones(shape, jnp.float32), "count": count}
 
     def _normalize(self, stats: dict[str, jax.Array], obs: Any) -> jax.Array:
         return (obs - stats["mean"]) / jnp.sqrt(stats["var"] + self.epsilon)
+
+    def _apply(self, inner: Any, ts: TimeStep[Any], stats: dict[str, jax.Array]) -> tuple[WrapperState, TimeStep[Any]]:
+        obs, final_obs = self._normalize(stats, ts.obs), self._normalize(stats, ts.final_obs)
+        return WrapperState(inner, stats), ts.replace(obs=obs, final_obs=final_obs)
 
     def _update(self, stats: dict[str, jax.Array], obs: Any) -> dict[str, jax.Array]:
         batch = jnp.reshape(obs, (-1, *self.env.single_observation_space.shape)).astype(jnp.float32)
         return _merge_moments(stats, jnp.mean(batch, 0), jnp.var(batch, 0), batch.shape[0])
 
     def _first(self, inner: Any, ts: TimeStep[Any], stats: dict[str, jax.Array]) -> tuple[WrapperState, TimeStep[Any]]:
-        stats = self._update(stats, ts.obs)
-        return WrapperState(inner, stats), ts.replace(obs=self._normalize(stats, ts.obs), final_obs=self._normalize(stats, ts.final_obs))
+        return self._apply(inner, ts, self._update(stats, ts.obs))
 
     def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
         return self._first(*self.env.init(key), self._fresh())
@@ -172,13 +177,11 @@ class NormalizeObservation(Wrapper):
 
     def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.reset(key, state.inner, where=where)
-        stats = state.extra
-        return WrapperState(inner, stats), ts.replace(obs=self._normalize(stats, ts.obs), final_obs=self._normalize(stats, ts.final_obs))
+        return self._apply(inner, ts, state.extra)
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.step(key, state.inner, action)
-        stats = self._update(state.extra, ts.final_obs)
-        return WrapperState(inner, stats), ts.replace(obs=self._normalize(stats, ts.obs), final_obs=self._normalize(stats, ts.final_obs))
+        return self._apply(inner, ts, self._update(state.extra, ts.final_obs))
 
 
 class NormalizeReward(Wrapper):
