@@ -9,6 +9,7 @@ from envhub.env import Environment
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
+from envhub.rollout import Trajectory, Transition, random_policy, rollout
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
 
@@ -22,6 +23,8 @@ __all__ = [
     "HostState",
     "Registry",
     "TimeStep",
+    "Trajectory",
+    "Transition",
     "Wrapper",
     "default_registry",
     "errors",
@@ -29,7 +32,9 @@ __all__ = [
     "list_backends",
     "list_envs",
     "make",
+    "random_policy",
     "register_backend",
+    "rollout",
     "spaces",
     "unregister_backend",
 ]

@@ -47,12 +47,23 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         constructor_kwargs = {k: v for k, v in kwargs.items() if k not in field_names}
         if constructor_kwargs:
             gymnax_env, default_params = gymnax.make(name, **constructor_kwargs)
-        self.gymnax_env = gymnax_env
         base = params if params is not None else default_params
-        self.params = base.replace(**{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names})
-        self._action_space = to_envhub_space(self.gymnax_env.action_space(self.params))
-        declared = to_envhub_space(self.gymnax_env.observation_space(self.params))
-        obs_shapes = jax.eval_shape(lambda k: self.gymnax_env.reset(k, self.params)[0], jax.random.key(0))
+        params = base.replace(**{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names})
+        self._setup(name, gymnax_env, params)
+
+    @classmethod
+    def from_env(cls, gymnax_env: Any, params: Any = None) -> GymnaxEnvironment:
+        """Wrap a gymnax environment object (yours, not only a registered one)."""
+        env = cls.__new__(cls)
+        env._setup(gymnax_env.name, gymnax_env, params if params is not None else gymnax_env.default_params)
+        env.id = f"gymnax-object/{gymnax_env.name}"
+        return env
+
+    def _setup(self, name: str, gymnax_env: Any, params: Any) -> None:
+        self.gymnax_env, self.params = gymnax_env, params
+        self._action_space = to_envhub_space(gymnax_env.action_space(params))
+        declared = to_envhub_space(gymnax_env.observation_space(params))
+        obs_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[0], jax.random.key(0))
         self._observation_space = SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes))
         self._info_template: Any = None
 

@@ -1,0 +1,174 @@
+"""Interop: envhub environments as gymnasium environments, and users' own env objects as envhub ones.
+
+gymnasium, gymnax and brax are imported inside the functions that need them, never by ``import
+envhub``. The gymnasium adapters jit ``step``/``reset`` once (NumPy in, NumPy out), since their
+callers are Python loops.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub import spaces
+from envhub.env import Environment
+
+
+def to_gymnasium_space(space: spaces.Space) -> Any:
+    """The gymnasium space equal to an envhub space (Tree dicts become Dict, tuples Tuple)."""
+    import gymnasium
+
+    if isinstance(space, spaces.Tree):
+        return _tree_to_gymnasium(space.spaces)
+    if isinstance(space, spaces.Box):
+        return gymnasium.spaces.Box(
+            space.low.astype(space.dtype), space.high.astype(space.dtype), space.shape, space.dtype
+        )
+    if isinstance(space, spaces.Discrete) and space.shape == ():
+        return gymnasium.spaces.Discrete(space.n, start=space.start_value)
+    if isinstance(space, spaces.MultiDiscrete):
+        return gymnasium.spaces.MultiDiscrete(space.nvec, dtype=space.dtype, start=space.start)
+    raise TypeError(f"No gymnasium space for {space!r}.")
+
+
+def _tree_to_gymnasium(tree: Any) -> Any:
+    import gymnasium
+
+    if isinstance(tree, spaces.Space):
+        return to_gymnasium_space(tree)
+    if isinstance(tree, dict):
+        return gymnasium.spaces.Dict({k: _tree_to_gymnasium(v) for k, v in tree.items()})
+    if isinstance(tree, (tuple, list)):
+        return gymnasium.spaces.Tuple([_tree_to_gymnasium(v) for v in tree])
+    raise TypeError(f"No gymnasium space for a {type(tree).__name__} of spaces.")
+
+
+def _to_numpy(tree: Any) -> Any:
+    return jax.tree.map(np.asarray, tree)
+
+
+def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+    """Expose an unbatched envhub env as a ``gymnasium.Env`` (no auto-reset: call ``reset`` at the end).
+
+    At an episode end, ``step`` returns the observation reached (envhub's ``final_obs``).
+    """
+    if env.num_envs is not None:
+        raise ValueError(
+            f"to_gymnasium needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: use to_gymnasium_vector."
+        )
+    return _gymnasium_classes()[0](env, seed)
+
+
+def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+    """Expose a batched envhub env as a ``gymnasium.vector.VectorEnv`` with same-step auto-reset.
+
+    As gymnasium's ``AutoresetMode.SAME_STEP`` specifies, a step that ends an episode returns the
+    new episode's first observation, and ``info["final_obs"]`` (object array, ``None`` elsewhere)
+    with mask ``info["_final_obs"]`` holds the observation reached.
+    """
+    if env.num_envs is None:
+        raise ValueError(f"to_gymnasium_vector needs a batched env; make {env.id!r} with num_envs=N.")
+    return _gymnasium_classes()[1](env, seed)
+
+
+@functools.cache
+def _gymnasium_classes() -> tuple[type, type]:
+    import gymnasium
+
+    class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
+        """An unbatched envhub environment behind gymnasium's ``Env`` API."""
+
+        metadata: dict[str, Any] = {"render_modes": []}
+
+        def __init__(self, env: Environment[Any, Any, Any], seed: int):
+            self.env = env
+            self.observation_space = to_gymnasium_space(env.observation_space)
+            self.action_space = to_gymnasium_space(env.action_space)
+            self._key = jax.random.key(seed)
+            self._init = jax.jit(env.init)
+            self._jit_step = jax.jit(env.step)
+            self._state: Any = None
+
+        def _next_key(self) -> jax.Array:
+            self._key, key = jax.random.split(self._key)
+            return key
+
+        def reset(
+            self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        ) -> tuple[Any, dict[str, Any]]:
+            super().reset(seed=seed)
+            if seed is not None:
+                self._key = jax.random.key(seed)
+            self._state, ts = self._init(self._next_key())
+            return _to_numpy(ts.obs), _to_numpy(ts.info)
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            if self._state is None:
+                raise RuntimeError("Call reset() before step().")
+            self._state, ts = self._jit_step(self._next_key(), self._state, action)
+            return (
+                _to_numpy(ts.final_obs),
+                float(ts.reward),
+                bool(ts.terminated),
+                bool(ts.truncated),
+                _to_numpy(ts.info),
+            )
+
+        def close(self) -> None:
+            self.env.close()
+
+    class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+        """A batched envhub environment behind gymnasium's ``VectorEnv`` API (same-step auto-reset)."""
+
+        def __init__(self, env: Environment[Any, Any, Any], seed: int):
+            assert env.num_envs is not None
+            self.env = env
+            self.num_envs = env.num_envs
+            self.single_observation_space = to_gymnasium_space(env.single_observation_space)
+            self.single_action_space = to_gymnasium_space(env.single_action_space)
+            self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+            self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+            self.metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
+            self._key = jax.random.key(seed)
+            self._init = jax.jit(env.init)
+            self._jit_step = jax.jit(env.step)
+            self._state: Any = None
+
+        def _next_key(self) -> jax.Array:
+            self._key, key = jax.random.split(self._key)
+            return key
+
+        def reset(
+            self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        ) -> tuple[Any, dict[str, Any]]:
+            if seed is not None:
+                self._key = jax.random.key(seed)
+            self._state, ts = self._init(self._next_key())
+            return _to_numpy(ts.obs), _to_numpy(ts.info)
+
+        def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+            if self._state is None:
+                raise RuntimeError("Call reset() before step().")
+            self._state, ts = self._jit_step(self._next_key(), self._state, actions)
+            ts = _to_numpy(ts)
+            done = ts.terminated | ts.truncated
+            final = np.empty(self.num_envs, dtype=object)
+            for i in np.flatnonzero(done):
+                final[i] = jax.tree.map(lambda x, i=i: x[i], ts.final_obs)
+            info = {**ts.info, "final_obs": final, "_final_obs": done}
+            return ts.obs, ts.reward, ts.terminated, ts.truncated, info
+
+        def close_extras(self, **kwargs: Any) -> None:
+            self.env.close()
+
+    return EnvhubEnv, EnvhubVectorEnv
+
+
+def from_gymnax(env: Any, params: Any = None) -> Environment[Any, Any, Any]:
+    """Wrap your own gymnax environment *object* (and optional ``EnvParams``) as an envhub env."""
+    from envhub_gymnax.environment import GymnaxEnvironment
+
+    return GymnaxEnvironment.from_env(env, params)

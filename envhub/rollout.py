@@ -1,0 +1,107 @@
+"""``rollout``: run a policy for N steps in one ``lax.scan``; ``Trajectory`` and its transitions.
+
+Jitting is left to the caller: ``jax.jit(lambda k: envhub.rollout(env, policy, k, 128))``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envhub.env import Environment
+from envhub.types import TimeStep
+
+Policy = Callable[[jax.Array, Any], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    """What a learner bootstraps from: ``next_obs`` is the observation the step reached.
+
+    ``discount`` is ``gamma`` except after a terminal state (0): a truncated step keeps ``gamma``
+    and bootstraps from ``next_obs``, the pre-reset observation. ``done`` marks every episode end
+    (terminated or truncated), where returns and advantages must not flow across.
+    """
+
+    obs: Any
+    action: Any
+    reward: jax.Array
+    next_obs: Any
+    discount: jax.Array
+    done: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """``num_steps`` steps of a rollout; every field leads with time.
+
+    ``obs`` has ``num_steps + 1`` entries: ``obs[t]`` is what the policy saw at step ``t`` (the
+    last one is what it would act on next). ``final_obs[t]`` is what step ``t`` reached.
+    """
+
+    obs: Any
+    action: Any
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: Any
+    info: dict[str, Any]
+
+    def transitions(self, gamma: float = 1.0) -> Transition:
+        """``(obs, action, reward, next_obs, discount, done)`` per step, correct across episode ends."""
+        return Transition(
+            obs=jax.tree.map(lambda x: x[:-1], self.obs),
+            action=self.action,
+            reward=self.reward,
+            next_obs=self.final_obs,
+            discount=gamma * (1.0 - self.terminated.astype(jnp.float32)),
+            done=jnp.logical_or(self.terminated, self.truncated),
+        )
+
+
+for _cls, _fields in ((Transition, Transition.__dataclass_fields__), (Trajectory, Trajectory.__dataclass_fields__)):
+    jax.tree_util.register_dataclass(_cls, data_fields=list(_fields), meta_fields=[])
+
+
+def rollout(
+    env: Environment[Any, Any, Any],
+    policy: Policy,
+    key: jax.Array,
+    num_steps: int,
+    start: tuple[Any, TimeStep[Any]] | None = None,
+) -> tuple[Any, TimeStep[Any], Trajectory]:
+    """Step ``env`` ``num_steps`` times with ``action = policy(key, obs)``.
+
+    Starts from ``start = (state, ts)`` (to continue a previous rollout) or from ``env.init``.
+    Returns the last ``(state, ts)`` and the ``Trajectory``.
+    """
+    init_key, run_key = jax.random.split(key)
+    state, ts = env.init(init_key) if start is None else start
+
+    def body(carry: tuple[Any, TimeStep[Any]], step_key: jax.Array) -> tuple[tuple[Any, TimeStep[Any]], Any]:
+        state, ts = carry
+        policy_key, env_key = jax.random.split(step_key)
+        action = policy(policy_key, ts.obs)
+        state, new_ts = env.step(env_key, state, action)
+        return (state, new_ts), (action, new_ts)
+
+    (state, last), (actions, steps) = jax.lax.scan(body, (state, ts), jax.random.split(run_key, num_steps))
+    trajectory = Trajectory(
+        obs=jax.tree.map(lambda first, rest: jnp.concatenate([first[None], rest]), ts.obs, steps.obs),
+        action=actions,
+        reward=steps.reward,
+        terminated=steps.terminated,
+        truncated=steps.truncated,
+        final_obs=steps.final_obs,
+        info=steps.info,
+    )
+    return state, last, trajectory
+
+
+def random_policy(env: Environment[Any, Any, Any]) -> Policy:
+    """A policy that samples uniformly from ``env.action_space``."""
+    return lambda key, obs: env.action_space.sample(key)

@@ -1,0 +1,78 @@
+"""envhub envs as gymnasium envs (checked by gymnasium's own checker) and users' gymnax objects."""
+
+import gymnasium
+import jax
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import envhub
+from envhub import interop, spaces
+
+
+def test_single_env_passes_gymnasiums_checker():
+    env = interop.to_gymnasium(envhub.make("gymnax/CartPole-v1"))
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=3)
+    again, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(obs, again)
+
+
+def test_single_env_returns_the_reached_obs_at_the_end():
+    env = interop.to_gymnasium(envhub.make("gymnax/Pendulum-v1", max_steps_in_episode=3))
+    env.reset(seed=0)
+    results = [env.step(np.zeros(1, np.float32)) for _ in range(3)]
+    assert [r[3] for r in results] == [False, False, True]
+    assert env.observation_space.contains(results[-1][0])
+
+
+def test_vector_env_same_step_autoreset():
+    venv = interop.to_gymnasium_vector(envhub.make("gymnax/Pendulum-v1", num_envs=4, max_steps_in_episode=3))
+    assert venv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    obs, info = venv.reset(seed=0)
+    assert venv.observation_space.contains(obs) and obs.shape == (4, 3)
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = venv.step(venv.action_space.sample())
+    assert truncated.all() and not terminated.any() and info["_final_obs"].all()
+    assert all(venv.single_observation_space.contains(o) for o in info["final_obs"])
+    assert not np.allclose(np.stack(info["final_obs"]), obs)
+    venv.close()
+
+
+def test_space_conversion():
+    tree = spaces.Tree(
+        {"a": spaces.Discrete(3, start=1), "b": (spaces.Box(-1.0, 1.0, (2,)), spaces.MultiDiscrete([2, 4]))}
+    )
+    g = interop.to_gymnasium_space(tree)
+    assert isinstance(g, gymnasium.spaces.Dict) and g["a"] == gymnasium.spaces.Discrete(3, start=1)
+    assert g["b"][0] == gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert isinstance(g["b"][1], gymnasium.spaces.MultiDiscrete)
+
+
+def test_wrong_batching_is_refused():
+    with pytest.raises(ValueError, match="needs a batched env"):
+        interop.to_gymnasium_vector(envhub.make("gymnax/CartPole-v1"))
+    with pytest.raises(ValueError, match="needs an unbatched env"):
+        interop.to_gymnasium(envhub.make("gymnax/CartPole-v1", num_envs=2))
+
+
+def test_from_gymnax_wraps_a_users_env_object():
+    from gymnax.environments.classic_control.cartpole import CartPole
+
+    class ShortCartPole(CartPole):
+        @property
+        def default_params(self):
+            return super().default_params.replace(max_steps_in_episode=5)
+
+    env = interop.from_gymnax(ShortCartPole())
+    assert env.id == "gymnax-object/CartPole-v1"
+    from envhub import testing
+
+    results = testing.run_checks(lambda **kw: interop.from_gymnax(ShortCartPole()), testing.Options(num_steps=30))
+    assert all(r.passed for r in results), testing.format_report(results)
+    state, _ = env.init(jax.random.key(0))
+    truncated = []
+    for i in range(5):
+        state, ts = env.step(jax.random.key(i), state, 0 if i % 2 else 1)
+        truncated.append(bool(ts.truncated))
+    assert truncated == [False] * 4 + [True]
