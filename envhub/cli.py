@@ -21,7 +21,7 @@ EPILOG = """examples:
   envhub list gymnax                   every environment id of a backend
   envhub info gymnax/CartPole-v1       spaces, dtypes, batching
   envhub check gymnax/Pendulum-v1      run the conformance kit on one environment
-  envhub bench gymnax/CartPole-v1 -n 1024
+  envhub bench gymnax/CartPole-v1 -n 1,64,1024 --json out.json --plot out.png
   envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...)
@@ -61,9 +61,23 @@ def _parser() -> argparse.ArgumentParser:
     p = env_command("check", "run the conformance kit on one environment")
     p.add_argument("--only", default=None, help="comma-separated check names (default: all)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    p = env_command("bench", "measure steps per second of a jitted lax.scan rollout")
+    p = sub.add_parser("bench", help="measure steps per second of a jitted lax.scan rollout")
+    p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
+    p.add_argument(
+        "-n", "--num-envs", default="1", metavar="N[,N...]", help="batch sizes to measure, comma-separated (default 1)"
+    )
+    p.add_argument("-k", "--kwarg", action="append", default=[], metavar="KEY=VALUE", help="backend keyword argument")
     p.add_argument("--steps", type=int, default=1000, help="scan length per repeat (default 1000)")
     p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported (default 5)")
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="write results as JSON to PATH (or stdout without PATH)",
+    )
+    p.add_argument("--plot", default=None, metavar="PATH", help="write a PNG plot of steps/s against num_envs")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return parser
 
@@ -217,45 +231,51 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import jax
-
-    from envhub.testing import rollout_fn
+    import envhub
+    from envhub import bench
 
     if args.steps < 1 or args.repeats < 1:
         raise _UsageError("--steps and --repeats must be at least 1")
-    with _make(args) as env:
-        run = rollout_fn(env, args.steps)
-        t0 = time.perf_counter()
-        jax.block_until_ready(run(jax.random.key(0)))
-        compile_s = time.perf_counter() - t0
-        times = []
-        for i in range(args.repeats):
-            t0 = time.perf_counter()
-            jax.block_until_ready(run(jax.random.key(i + 1)))
-            times.append(time.perf_counter() - t0)
+    try:
+        sizes = [int(n) for n in args.num_envs.split(",")]
+    except ValueError:
+        raise _UsageError(
+            f"--num-envs {args.num_envs!r} must be comma-separated positive ints, e.g. 1,64,1024"
+        ) from None
+    if any(n < 1 for n in sizes):
+        raise _UsageError(f"--num-envs {args.num_envs!r} must be comma-separated positive ints, e.g. 1,64,1024")
+    kwargs = _kwargs(args.kwarg)
+
+    def make_env(n: int | None) -> Any:
+        return envhub.make(args.env_id, num_envs=n, **kwargs)
+
+    results = []
+    for size in sizes:
+
+        def on_repeat(i: int, total: int, size: int = size) -> None:
             if not args.quiet:
-                bar = "#" * (i + 1) + "." * (args.repeats - i - 1)
-                print(f"\r[{bar}] {i + 1}/{args.repeats}", end="", file=sys.stderr, flush=True)
-        if not args.quiet:
-            print(file=sys.stderr)
-    batch = env.num_envs or 1
-    median = sorted(times)[len(times) // 2]
-    result = {
-        "id": env.id,
-        "num_envs": batch,
-        "steps": args.steps,
-        "repeats": args.repeats,
-        "compile_and_first_run_s": round(compile_s, 3),
-        "median_s": round(median, 5),
-        "steps_per_s": round(batch * args.steps / median, 1),
-    }
-    if args.json:
-        print(json.dumps(result, indent=2))
+                bar = "#" * i + "." * (total - i)
+                end = "\n" if i == total else ""
+                print(f"\rnum_envs={size:<6} [{bar}] {i}/{total}", end=end, file=sys.stderr, flush=True)
+
+        results.append(bench.measure(make_env, size, args.steps, args.repeats, on_repeat))
+    document = bench.report(results)
+    if args.json == "-":
+        print(json.dumps(document, indent=2))
     else:
-        print(
-            f"{env.id}: {result['steps_per_s']:,.0f} env steps/s (num_envs={batch}, {args.steps} steps, "
-            f"median of {args.repeats}; compile + first run {compile_s:.1f}s)"
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(document, f, indent=2)
+        _print_table(
+            [[r["num_envs"], f"{r['compile_s']:.2f}", f"{r['steps_per_s']:,.0f}"] for r in results],
+            ["NUM_ENVS", "COMPILE_S", "STEPS/S"],
         )
+        print(
+            f"{results[0]['id']}: {args.steps} steps per rollout, median of {args.repeats} repeats, "
+            f"jax {document['machine']['jax']} on {document['machine']['device']}"
+        )
+    if args.plot:
+        bench.plot({results[0]["id"]: results}, args.plot, title=results[0]["id"])
     return EXIT_OK
 
 

@@ -65,11 +65,39 @@ def test_check_rejects_unknown_check_names(toy, capsys):
     assert "'jitt' is not a check" in capsys.readouterr().err
 
 
-def test_bench_reports_steps_per_second(toy, capsys):
-    assert main(["bench", "toy/Corridor-v0", "-n", "8", "--steps", "20", "--repeats", "2", "--json"]) == EXIT_OK
+def test_bench_json_schema_table_and_plot(toy, capsys, tmp_path):
+    out, png = tmp_path / "bench.json", tmp_path / "bench.png"
+    argv = [
+        "bench",
+        "toy/Corridor-v0",
+        "-n",
+        "1,8",
+        "--steps",
+        "20",
+        "--repeats",
+        "2",
+        "--json",
+        str(out),
+        "--plot",
+        str(png),
+    ]
+    assert main(argv) == EXIT_OK
     captured = capsys.readouterr()
-    result = json.loads(captured.out)
-    assert result["num_envs"] == 8 and result["steps_per_s"] > 0 and "2/2" in captured.err
+    assert captured.out.splitlines()[0].split() == ["NUM_ENVS", "COMPILE_S", "STEPS/S"] and "2/2" in captured.err
+    document = json.loads(out.read_text())
+    assert document["schema"] == 1 and {"jax", "device", "cpus", "machine"} <= set(document["machine"])
+    assert [r["num_envs"] for r in document["results"]] == [1, 8]
+    for row in document["results"]:
+        assert set(row) == {"id", "num_envs", "steps", "repeats", "compile_s", "median_s", "steps_per_s"}
+        assert row["id"] == "toy/Corridor-v0" and row["steps_per_s"] > 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+
+
+def test_bench_json_to_stdout_and_bad_sizes(toy, capsys):
+    assert main(["bench", "toy/Corridor-v0", "--steps", "5", "--repeats", "1", "--json", "-q"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["results"][0]["num_envs"] == 1
+    assert main(["bench", "toy/Corridor-v0", "-n", "4,zero"]) == EXIT_USAGE
+    assert "comma-separated positive ints" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
