@@ -10,7 +10,6 @@ import argparse
 import ast
 import json
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
