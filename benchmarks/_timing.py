@@ -1,11 +1,15 @@
-"""Shared timing helpers for the benchmarks: interleaved repeats, medians, ratios."""
+"""Shared helpers for the benchmarks: interleaved repeats, medians, compile timing, JSON rows."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
+
+import jax
 
 
 def interleaved_medians(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
@@ -16,6 +20,45 @@ def interleaved_medians(runs: dict[str, Callable[[], object]], repeats: int) -> 
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
-        print(f"\rrepeat {i + 1}/{repeats}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+        print(f"\rrepeat {i + 1}/{repeats}", end="" if i + 1 < repeats else "\n", file=sys.stderr, flush=True)
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def first_call_seconds(fn: Callable[[], object]) -> float:
+    """Seconds of the first call (trace + compile + one run)."""
+    start = time.perf_counter()
+    jax.block_until_ready(fn())
+    return time.perf_counter() - start
+
+
+def comparison_row(
+    backend: str,
+    env: str,
+    num_envs: int,
+    steps: int,
+    medians: dict[str, float],
+    compiles: dict[str, float],
+    envhub: str,
+    raw: str,
+) -> dict[str, Any]:
+    """One row of the suite's JSON: envhub and the raw baseline doing the same work."""
+    rate = {name: num_envs * steps / seconds for name, seconds in medians.items()}
+    return {
+        "backend": backend,
+        "env": env,
+        "num_envs": num_envs,
+        "steps": steps,
+        "envhub": envhub,
+        "raw": raw,
+        "envhub_steps_per_s": round(rate[envhub], 1),
+        "raw_steps_per_s": round(rate[raw], 1),
+        "ratio": round(rate[envhub] / rate[raw], 3),
+        "envhub_compile_s": round(compiles.get(envhub, float("nan")), 3),
+        "raw_compile_s": round(compiles.get(raw, float("nan")), 3),
+    }
+
+
+def write_json(rows: list[dict[str, Any]], path: str | None) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(rows, f, indent=2)

@@ -3,7 +3,7 @@
 Both loops do the same work per step: split the key, sample random actions, step every
 environment (with gymnax's same-step auto-reset) and accumulate reward and episode ends.
 
-    python benchmarks/gymnax_cartpole.py [--num-envs 1024] [--steps 1000] [--repeats 9]
+    python benchmarks/gymnax_cartpole.py [--num-envs 1,64,1024] [--steps 1000] [--repeats 9] [--json out.json]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 
 import gymnax
 import jax
-from _timing import interleaved_medians
+from _timing import comparison_row, first_call_seconds, interleaved_medians, write_json
 
 import envhub
 
@@ -65,31 +65,36 @@ def envhub_rollout(num_envs: int, steps: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--num-envs", type=int, default=1024)
+    parser.add_argument("--num-envs", default="1024", help="comma-separated batch sizes")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
     args = parser.parse_args()
 
     key = jax.random.key(0)
-    runs = {
-        "gymnax (raw)": raw_gymnax_rollout(args.num_envs, args.steps),
-        "envhub": envhub_rollout(args.num_envs, args.steps),
-    }
-    outputs = {name: jax.block_until_ready(run(key)) for name, run in runs.items()}  # compile
-    total_raw, total_hub = float(outputs["gymnax (raw)"][0]), float(outputs["envhub"][0])
-    print(f"same work: total reward raw={total_raw:.0f} envhub={total_hub:.0f}")
-
-    medians = interleaved_medians(
-        {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in runs.items()}, args.repeats
-    )
-    env_steps = args.num_envs * args.steps
+    rows = []
     print(
-        f"CartPole-v1, num_envs={args.num_envs}, {args.steps} scan steps, median of {args.repeats} "
+        f"CartPole-v1, {args.steps} scan steps, median of {args.repeats} interleaved repeats "
         f"(jax {jax.__version__}, {jax.devices()[0].platform})"
     )
-    for name, seconds in medians.items():
-        print(f"  {name:<14} {seconds * 1e3:8.1f} ms   {env_steps / seconds / 1e6:6.2f} M steps/s")
-    print(f"ratio envhub / raw gymnax throughput: {medians['gymnax (raw)'] / medians['envhub']:.3f}  (target >= 0.95)")
+    for num_envs in [int(n) for n in args.num_envs.split(",")]:
+        runs = {
+            "gymnax (raw)": raw_gymnax_rollout(num_envs, args.steps),
+            "envhub": envhub_rollout(num_envs, args.steps),
+        }
+        compiles = {name: first_call_seconds(lambda r=run: r(key)) for name, run in runs.items()}
+        totals = {name: float(run(key)[0]) for name, run in runs.items()}
+        assert totals["envhub"] == totals["gymnax (raw)"], f"not the same work: {totals}"
+        medians = interleaved_medians(
+            {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in runs.items()}, args.repeats
+        )
+        row = comparison_row("gymnax", "CartPole-v1", num_envs, args.steps, medians, compiles, "envhub", "gymnax (raw)")
+        rows.append(row)
+        print(
+            f"  num_envs={num_envs:<6} raw {row['raw_steps_per_s'] / 1e6:7.3f} M/s   envhub {row['envhub_steps_per_s'] / 1e6:7.3f} M/s"
+            f"   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.2f}s envhub {row['envhub_compile_s']:.2f}s"
+        )
+    write_json(rows, args.json)
 
 
 if __name__ == "__main__":
