@@ -68,7 +68,7 @@ def gym_envs(n: int):
         "CartPole-v1",
         num_envs=n,
         vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP, "copy": False},  # as envhub builds it
     )
     envs.reset(seed=0)
     return envs

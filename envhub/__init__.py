@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envhub import errors, spaces
+from envhub import errors, sharding, spaces, wrappers
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState
@@ -28,6 +28,7 @@ __all__ = [
     "Wrapper",
     "default_registry",
     "errors",
+    "sharding",
     "hookimpl",
     "list_backends",
     "list_envs",
@@ -37,15 +38,17 @@ __all__ = [
     "rollout",
     "spaces",
     "unregister_backend",
+    "wrappers",
 ]
 
 
-def make(env_id: str, *, num_envs: int | None = None, **kwargs: Any) -> Environment[Any, Any, Any]:
+def make(env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any) -> Environment[Any, Any, Any]:
     """Build the environment ``env_id`` (``"prefix/Name"``); ``kwargs`` go to the backend.
 
-    ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``.
+    ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``;
+    ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards that batch over the mesh's devices.
     """
-    return default_registry().make(env_id, num_envs=num_envs, **kwargs)
+    return default_registry().make(env_id, num_envs=num_envs, mesh=mesh, **kwargs)
 
 
 def list_backends() -> list[BackendStatus]:

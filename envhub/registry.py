@@ -230,8 +230,13 @@ class Registry:
             raise UnknownEnvError(prefix.lower(), name, sorted(envs))
         return envs[name]
 
-    def make(self, env_id: str, *, num_envs: int | None = None, **kwargs: Any) -> Environment[Any, Any, Any]:
-        """Build ``env_id`` (``"prefix/Name"``); ``num_envs=N`` batches it; ``kwargs`` go to the backend."""
+    def make(
+        self, env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any
+    ) -> Environment[Any, Any, Any]:
+        """Build ``env_id`` (``"prefix/Name"``); ``num_envs=N`` batches it; ``kwargs`` go to the backend.
+
+        ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards the batch over its devices.
+        """
         from envhub.wrappers import VmapEnvironment
 
         if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
@@ -254,6 +259,10 @@ class Registry:
         env.unwrapped.id = spec.id
         if spec.batching == "vmap" and num_envs is not None:
             env = VmapEnvironment(env, num_envs)
+        if mesh is not None:
+            from envhub.sharding import shard
+
+            env = shard(env, mesh)
         return env
 
     def list_envs(self, prefix: str) -> list[EnvSpec]:

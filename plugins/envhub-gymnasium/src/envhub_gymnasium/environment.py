@@ -65,7 +65,7 @@ class GymnasiumEnvironment(HostEnvironment):
                 **kwargs,
             )
         except (gymnasium.error.DependencyNotInstalled, ImportError) as exc:
-            raise EnvUnavailableError(self.id, f"{type(exc).__name__}: {exc}") from exc
+            raise EnvUnavailableError(self.id, f"{type(exc).__name__}: {exc}{_extra_hint(self.name)}") from exc
         mode = host.metadata.get("autoreset_mode")
         if mode != AutoresetMode.SAME_STEP:
             host.close()
@@ -128,6 +128,15 @@ class GymnasiumEnvironment(HostEnvironment):
     def _unflatten(self, leaves: list[Any]) -> Any:
         space = self._observation_space
         return space.treedef.unflatten(leaves) if isinstance(space, spaces.Tree) else leaves[0]
+
+
+def _extra_hint(name: str) -> str:
+    """The gymnasium extra that installs what ``name`` needs, as a sentence (or "")."""
+    entry = gymnasium.spec(name).entry_point
+    for extra in ("box2d", "mujoco", "toy_text", "classic_control"):
+        if isinstance(entry, str) and entry.startswith(f"gymnasium.envs.{extra}"):
+            return f'; install it with: pip install "gymnasium[{extra}]"'
+    return ""
 
 
 def _pick_mode(name: str, requested: str | None) -> str:

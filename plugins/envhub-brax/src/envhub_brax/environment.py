@@ -1,0 +1,240 @@
+"""``BraxEnvironment``: one brax environment (or a batch of them) behind the envhub API.
+
+brax's own training wrappers are not used. This module does their work once, with envhub's meaning:
+the step counter and time limit (``EpisodeWrapper``), the same-step auto-reset (``AutoResetWrapper``,
+but with a fresh ``reset`` per episode and the reached observation kept in ``final_obs``) and the
+batch (``VmapWrapper``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import envhub
+from envhub import spaces
+from envhub.types import TimeStep
+
+BACKENDS = ("generalized", "positional", "spring", "mjx")
+RESET_MODES = ("real", "cached")
+
+
+def import_brax_envs() -> Any:
+    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean."""
+    with contextlib.redirect_stdout(sys.stderr):
+        from brax import envs
+    return envs
+
+
+@dataclasses.dataclass(frozen=True)
+class BraxState:
+    """The state of a brax environment (every leaf leads with ``num_envs`` when batched).
+
+    Attributes:
+        brax: brax's own ``brax.envs.State`` (``.pipeline_state`` is what rendering draws).
+        steps: int32 steps taken in the current episode.
+        first: ``reset_mode="cached"`` only: the brax state every episode restarts from; else ``None``.
+    """
+
+    brax: Any
+    steps: jax.Array
+    first: Any = None
+
+
+jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first"], meta_fields=[])
+
+
+class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
+    """A brax environment with a time limit, same-step auto-reset, and true truncation.
+
+    Args:
+        name: A name in brax's registry (``brax.envs.get_environment``).
+        backend: brax's physics pipeline; ``None`` keeps the environment's own default.
+        episode_length: Steps after which an episode is truncated; ``None`` for no limit.
+        reset_mode: ``"real"``: every episode starts from a fresh ``reset`` with its own key.
+            ``"cached"``: every episode of an environment restarts from that environment's first
+            state (brax's ``AutoResetWrapper`` behaviour, cheaper, but episodes repeat).
+        num_envs: ``None`` for one environment, ``N`` for a batch of ``N``.
+        **kwargs: brax's constructor arguments of that environment.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        backend: str | None = None,
+        episode_length: int | None = 1000,
+        reset_mode: str = "real",
+        num_envs: int | None = None,
+        **kwargs: Any,
+    ):
+        _check_arguments(name, backend, episode_length, reset_mode, kwargs)
+        envs = import_brax_envs()
+        if backend is not None:
+            kwargs["backend"] = backend
+        self.name = name
+        self.brax_env = envs.get_environment(name, **kwargs)
+        self.episode_length = episode_length
+        self.reset_mode = reset_mode
+        self.num_envs = num_envs
+        obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
+        self._single_observation_space = _obs_space(obs)
+        self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
+
+    # --- spaces ------------------------------------------------------------------------------
+
+    @property
+    def single_action_space(self) -> spaces.Space:
+        return self._single_action_space
+
+    @property
+    def single_observation_space(self) -> spaces.Space:
+        return self._single_observation_space
+
+    @property
+    def action_space(self) -> spaces.Space:
+        if self.num_envs is None:
+            return self._single_action_space
+        return self._single_action_space.batch(self.num_envs)
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        if self.num_envs is None:
+            return self._single_observation_space
+        return self._single_observation_space.batch(self.num_envs)
+
+    @property
+    def sys(self) -> Any:
+        """brax's ``System`` of this environment (what brax's rendering needs)."""
+        return self.brax_env.sys
+
+    # --- one environment ---------------------------------------------------------------------
+
+    def _brax_reset(self, key: jax.Array) -> Any:
+        return _strong(self.brax_env.reset(key))
+
+    def _brax_step(self, brax_state: Any, action: jax.Array) -> Any:
+        # brax returns weak-typed reward/done (and info) from step but not from reset: cast them,
+        # so (state, ts) has one structure and jit(step) compiles once.
+        return _strong(self.brax_env.step(brax_state, action))
+
+    def _flags(self, stepped: Any, steps: jax.Array) -> tuple[jax.Array, jax.Array]:
+        terminated = stepped.done > 0
+        if self.episode_length is None:
+            return terminated, jnp.zeros_like(terminated)
+        # A time limit on a terminal step is a termination: terminated wins.
+        return terminated, jnp.logical_and(steps >= self.episode_length, jnp.logical_not(terminated))
+
+    def _first_timestep(self, brax_state: Any) -> TimeStep[Any]:
+        batch = () if self.num_envs is None else (self.num_envs,)
+        return TimeStep.first(brax_state.obs, _zeros(brax_state.metrics), batch)
+
+    # --- envhub API --------------------------------------------------------------------------
+
+    def _init(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        if self.num_envs is None:
+            brax_state = self._brax_reset(key)
+        else:
+            brax_state = jax.vmap(self._brax_reset)(jax.random.split(key, self.num_envs))
+        steps = jnp.zeros(jnp.shape(brax_state.reward), jnp.int32)
+        first = brax_state if self.reset_mode == "cached" else None
+        return BraxState(brax_state, steps, first), self._first_timestep(brax_state)
+
+    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
+        if self.reset_mode == "cached":
+            return BraxState(state.first, jnp.zeros_like(state.steps), state.first), self._first_timestep(state.first)
+        return self._init(key)
+
+    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        if self.num_envs is None:
+            stepped = self._brax_step(state.brax, action)
+        else:
+            stepped = jax.vmap(self._brax_step)(state.brax, action)
+        steps = state.steps + 1
+        terminated, truncated = self._flags(stepped, steps)
+        done = jnp.logical_or(terminated, truncated)
+        if self.reset_mode == "cached":
+            new = _select(done, state.first, stepped)
+        elif self.num_envs is None:
+            # One environment: reset only when the episode ended (under jax.vmap this becomes a select).
+            new = jax.lax.cond(done, lambda: self._brax_reset(key), lambda: stepped)
+        else:
+            new = self._reset_done(jax.random.split(key, self.num_envs), stepped, done)
+        ts = TimeStep(
+            obs=new.obs,
+            reward=stepped.reward.astype(jnp.float32),
+            terminated=terminated,
+            truncated=truncated,
+            final_obs=stepped.obs,
+            info=dict(stepped.metrics),
+        )
+        return BraxState(new, jnp.where(done, 0, steps), state.first), ts
+
+    def _reset_done(self, keys: jax.Array, stepped: Any, done: jax.Array) -> Any:
+        """Replace the state of each done environment ``i`` by ``reset(keys[i])``.
+
+        Resetting the whole batch every step would cost up to half a step (inverted_pendulum), so
+        the done environments are gathered, ``chunk`` at a time, and only those are reset.
+        """
+        assert self.num_envs is not None
+        num_envs = self.num_envs
+        chunk = min(num_envs, max(1, num_envs // 16))
+
+        def body(carry: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
+            state, remaining = carry
+            (index,) = jnp.nonzero(remaining, size=chunk, fill_value=num_envs)  # num_envs: out of range
+            fresh = jax.vmap(self._brax_reset)(keys[jnp.minimum(index, num_envs - 1)])
+            state = jax.tree.map(lambda s, f: s.at[index].set(f, mode="drop"), state, fresh)
+            return state, remaining.at[index].set(False, mode="drop")
+
+        state, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), body, (stepped, done))
+        return state
+
+
+def _check_arguments(
+    name: str, backend: str | None, episode_length: int | None, reset_mode: str, kwargs: dict[str, Any]
+) -> None:
+    from envhub.errors import InvalidArgumentError
+
+    if backend is not None and backend not in BACKENDS:
+        raise InvalidArgumentError(f"backend={backend!r} for brax/{name}: use one of {BACKENDS} (or omit it).")
+    if episode_length is not None and (
+        isinstance(episode_length, bool) or not isinstance(episode_length, int) or episode_length < 1
+    ):
+        raise InvalidArgumentError(
+            f"episode_length={episode_length!r} for brax/{name} must be a positive int, or None for no time limit."
+        )
+    if reset_mode not in RESET_MODES:
+        raise InvalidArgumentError(f"reset_mode={reset_mode!r} for brax/{name}: use one of {RESET_MODES}.")
+    if "action_repeat" in kwargs:
+        raise InvalidArgumentError(
+            f"action_repeat={kwargs['action_repeat']!r} for brax/{name}: envhub-brax does not take it; "
+            "wrap the environment in envhub.wrappers.ActionRepeat instead."
+        )
+
+
+def _obs_space(obs: Any) -> spaces.Space:
+    """Unbounded Boxes shaped like brax's observation (an array, or a dict of arrays)."""
+    if isinstance(obs, dict):
+        return spaces.Tree({k: _obs_space(v) for k, v in obs.items()})
+    return spaces.Box(-np.inf, np.inf, tuple(obs.shape), np.dtype(obs.dtype))
+
+
+def _strong(tree: Any) -> Any:
+    return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
+
+
+def _zeros(tree: Any) -> Any:
+    return jax.tree.map(jnp.zeros_like, tree)
+
+
+def _select(where: jax.Array, new: Any, old: Any) -> Any:
+    from envhub.wrappers import select
+
+    return select(where, new, old)

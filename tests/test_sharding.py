@@ -1,0 +1,79 @@
+"""Sharded rollouts equal unsharded ones bit for bit, on 8 simulated devices and across 2 processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import Mesh
+
+import envhub
+from envhub.errors import InvalidArgumentError
+from sharding_worker import NUM_ENVS, rollout_obs
+
+WORKER = str(Path(__file__).with_name("sharding_worker.py"))
+
+
+def unsharded(env_id="gymnax/CartPole-v1"):
+    env = envhub.make(env_id, num_envs=NUM_ENVS)
+    return np.asarray(jax.jit(lambda k: rollout_obs(env, k))(jax.random.key(0))[0])
+
+
+def check_shards(result, reference):
+    rows = [k for k in result.files if k.startswith("rows_")]
+    assert rows
+    for name in rows:
+        start, stop = map(int, name.split("_")[1:])
+        np.testing.assert_array_equal(result[name], reference[:, start:stop])  # bit for bit
+    return rows
+
+
+def test_eight_devices_bit_identical_and_sharded(tmp_path):
+    out = tmp_path / "single.npz"
+    subprocess.run([sys.executable, WORKER, "single", "8", str(out)], check=True)
+    result = np.load(out)
+    assert int(result["num_devices"]) == 8
+    assert str(result["obs_spec"]) == "P(None, 'envs')" and str(result["state_spec"]) == "P('envs',)"
+    assert "num_envs=12 does not divide evenly over mesh axis 'envs' of size 8" in str(result["uneven_error"])
+    assert len(check_shards(result, unsharded())) == 8  # each device holds its own 2 environments
+
+
+def test_two_processes_each_step_their_shard(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    outs = [tmp_path / f"p{i}.npz" for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, WORKER, "multi", str(i), port, str(outs[i])]) for i in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    reference = unsharded()
+    covered = sorted(sum((check_shards(np.load(o), reference) for o in outs), []), key=lambda n: int(n.split("_")[1]))
+    assert len(covered) == 8 and covered[0] == "rows_0_2" and covered[-1] == "rows_14_16"
+
+
+def test_clear_errors():
+    mesh = Mesh(np.array(jax.devices()[:1]), ("envs",))
+    with pytest.raises(InvalidArgumentError, match="needs a batched env: make 'gymnax/CartPole-v1' with num_envs=N"):
+        envhub.make("gymnax/CartPole-v1", mesh=mesh)
+    with pytest.raises(InvalidArgumentError, match="axis='x' is not an axis of the mesh"):
+        envhub.sharding.shard(envhub.make("gymnax/CartPole-v1", num_envs=2), mesh, axis="x")
+
+
+def test_host_envs_are_refused():
+    class FakeHost(envhub.wrappers.Wrapper):
+        is_jax_native = False
+
+    one = Mesh(np.array(jax.devices()[:1]), ("envs",))
+    with pytest.raises(InvalidArgumentError, match="host environment.*one process per host"):
+        envhub.sharding.shard(FakeHost(envhub.make("gymnax/CartPole-v1", num_envs=4)), one)
+
+
+def test_process_key_differs_by_process_only():
+    key = jax.random.key(0)
+    assert jax.random.key_data(envhub.sharding.process_key(key)).tolist() == jax.random.key_data(jax.random.fold_in(key, 0)).tolist()
+    assert os.environ.get("XLA_FLAGS", "").find("device_count") == -1  # the test process itself is untouched
