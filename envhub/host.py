@@ -115,6 +115,10 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _host_step(self, host: Any, action: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
         """Step; return ``(obs, reward, terminated, truncated, final_obs, info)``, auto-reset same-step."""
 
+    def _host_reset_where(self, host: Any, seeds: list[int], mask: np.ndarray) -> tuple[Any, dict[str, Any]]:
+        """Reset only the sub-envs where ``mask``; return ``(obs, info)`` for all ``n`` (others: current)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot reset a subset of its sub-environments")
+
     @property
     @abc.abstractmethod
     def single_observation_space(self) -> spaces.Space: ...
@@ -162,6 +166,12 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _step(self, key: jax.Array, state: HostState, action: Any) -> tuple[HostState, TimeStep[Any]]:
         return _call(self, "step", _check_state(self, state), action)
 
+    def _reset_where(self, key: jax.Array, state: HostState, where: jax.Array) -> tuple[HostState, TimeStep[Any]]:
+        mask = jnp.reshape(
+            jnp.asarray(where, jnp.bool_), (*jnp.shape(where)[: jnp.ndim(where) - len(self._env_shape())], self._n)
+        )
+        return _call(self, "reset_where", _check_state(self, state), (key_to_seeds(key, self._n), mask))
+
     # --- host side (runs in the callback, or directly when called eagerly) ---------------------
 
     def _env_shape(self) -> tuple[int, ...]:
@@ -191,6 +201,11 @@ class HostEnvironment(Environment[HostState, Any, Any]):
         try:
             if op == "step":
                 ts = self._timestep(*self._host_step(slot.host, self._host_action(payload)))
+            elif op == "reset_where":
+                seeds, mask = payload
+                seed_list = [int(s) for s in np.asarray(seeds).reshape(-1)]
+                obs, info = self._host_reset_where(slot.host, seed_list, np.asarray(mask, np.bool_).reshape(-1))
+                ts = self._timestep(obs, None, None, None, None, info)
             else:
                 obs, info = self._host_reset(slot.host, [int(s) for s in np.asarray(payload).reshape(-1)])
                 ts = self._timestep(obs, None, None, None, None, info)

@@ -31,7 +31,9 @@ class ShardedEnvironment(Wrapper):
     def __init__(self, env: Environment[Any, Any, Any], mesh: Mesh, axis: str | None = None):
         axis = _axis(mesh, axis)
         if env.num_envs is None:
-            raise InvalidArgumentError(f"Sharding needs a batched env: make {env.id!r} with num_envs=N (a multiple of {mesh.shape[axis]}).")
+            raise InvalidArgumentError(
+                f"Sharding needs a batched env: make {env.id!r} with num_envs=N (a multiple of {mesh.shape[axis]})."
+            )
         if not env.is_jax_native:
             raise InvalidArgumentError(
                 f"{env.id!r} is a host environment: its pool lives in one process and cannot be split over devices. "
@@ -86,7 +88,9 @@ def process_key(key: jax.Array) -> jax.Array:
 def _axis(mesh: Mesh, axis: str | None) -> str:
     if axis is None:
         if len(mesh.axis_names) != 1:
-            raise InvalidArgumentError(f"The mesh has axes {mesh.axis_names}; name the one to shard environments over with axis=.")
+            raise InvalidArgumentError(
+                f"The mesh has axes {mesh.axis_names}; name the one to shard environments over with axis=."
+            )
         return str(mesh.axis_names[0])
     if axis not in mesh.axis_names:
         raise InvalidArgumentError(f"axis={axis!r} is not an axis of the mesh {mesh.axis_names}.")

@@ -37,8 +37,14 @@ def main() -> None:
     except envhub.errors.InvalidArgumentError as exc:
         uneven_error = str(exc)
     shards = {f"rows_{s.index[1].start}_{s.index[1].stop}": np.asarray(s.data) for s in obs.addressable_shards}
-    np.savez(sys.argv[-1], obs_spec=str(obs.sharding.spec), state_spec=str(final_state_leaf.sharding.spec),
-             num_devices=jax.device_count(), uneven_error=uneven_error, **shards)
+    np.savez(
+        sys.argv[-1],
+        obs_spec=str(obs.sharding.spec),
+        state_spec=str(final_state_leaf.sharding.spec),
+        num_devices=jax.device_count(),
+        uneven_error=uneven_error,
+        **shards,
+    )
 
 
 def rollout_obs(env, key):

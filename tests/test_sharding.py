@@ -75,5 +75,8 @@ def test_host_envs_are_refused():
 
 def test_process_key_differs_by_process_only():
     key = jax.random.key(0)
-    assert jax.random.key_data(envhub.sharding.process_key(key)).tolist() == jax.random.key_data(jax.random.fold_in(key, 0)).tolist()
+    assert (
+        jax.random.key_data(envhub.sharding.process_key(key)).tolist()
+        == jax.random.key_data(jax.random.fold_in(key, 0)).tolist()
+    )
     assert os.environ.get("XLA_FLAGS", "").find("device_count") == -1  # the test process itself is untouched

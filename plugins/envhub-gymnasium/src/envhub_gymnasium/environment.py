@@ -78,6 +78,10 @@ class GymnasiumEnvironment(HostEnvironment):
         obs, info = host.reset(seed=seeds)
         return self._obs(obs), info
 
+    def _host_reset_where(self, host: Any, seeds: list[int], mask: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = host.reset(seed=seeds, options={"reset_mask": mask})
+        return self._obs(obs), info
+
     def _host_step(self, host: Any, action: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
         obs, reward, terminated, truncated, info = host.step(to_gym_action(self._gym_action_space, action))
         obs = self._obs(obs)
