@@ -12,10 +12,10 @@ import jax
 import numpy as np
 import pytest
 from jax.sharding import Mesh
+from sharding_worker import NUM_ENVS, rollout_obs
 
 import envhub
 from envhub.errors import InvalidArgumentError
-from sharding_worker import NUM_ENVS, rollout_obs
 
 WORKER = str(Path(__file__).with_name("sharding_worker.py"))
 
