@@ -9,7 +9,7 @@ CartPole), so the comparison is like with like:
 - ``jax policy loop``: the same jitted JAX policy called each step around ``envs.step``, the usual
   way to drive a host env from JAX.
 
-Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16 64]``.
+Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16,64] [--json out.json]``.
 Prints the median time per vector step and each loop's speed relative to the two Python loops;
 the loops run interleaved, so a busy machine slows them alike.
 """
@@ -24,6 +24,7 @@ import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import comparison_row, write_json
 
 import envhub
 
@@ -102,8 +103,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--num-envs", default="16,64", help="comma-separated batch sizes")
+    parser.add_argument("--json", default=None, metavar="PATH", help="write comparison rows (raw = python loop)")
     args = parser.parse_args()
+    sizes = [int(n) for n in str(args.num_envs).split(",")]
+    rows = []
     print(
         f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; "
         f"jax {jax.__version__}, gymnasium {gymnasium.__version__}"
@@ -113,7 +117,7 @@ def main() -> None:
         f"{'vs python loop':>15} {'vs jax policy loop':>19}"
     )
     loops = {"python loop": python_loop, "jax policy loop": jax_policy_loop, "envhub scan": envhub_scan}
-    for n in args.num_envs:
+    for n in sizes:
         runs = {name: build(n, args.steps) for name, build in loops.items()}
         for run, _ in runs.values():
             run()  # warm-up (compiles)
@@ -130,6 +134,9 @@ def main() -> None:
             )
         for _, close in runs.values():
             close()
+        for raw in ("python loop", "jax policy loop"):
+            rows.append(comparison_row("gymnasium", "CartPole-v1", n, args.steps, medians, {}, "envhub scan", raw))
+    write_json(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,10 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
         self._single_observation_space = _obs_space(obs)
         self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
+        # brax run op by op is very slow (its pipelines scan over closures, so eager calls retrace
+        # every time): each transition is one jitted function. Inside the caller's jit it is inlined.
+        self._init_fn = jax.jit(self._init_impl)
+        self._step_fn = jax.jit(self._step_impl)
 
     # --- spaces ------------------------------------------------------------------------------
 
@@ -138,6 +142,17 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
     # --- envhub API --------------------------------------------------------------------------
 
     def _init(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        return self._init_fn(key)  # type: ignore[no-any-return]
+
+    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
+        if self.reset_mode == "cached":
+            return BraxState(state.first, jnp.zeros_like(state.steps), state.first), self._first_timestep(state.first)
+        return self._init_fn(key)  # type: ignore[no-any-return]
+
+    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        return self._step_fn(key, state, action)  # type: ignore[no-any-return]
+
+    def _init_impl(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         if self.num_envs is None:
             brax_state = self._brax_reset(key)
         else:
@@ -146,12 +161,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         first = brax_state if self.reset_mode == "cached" else None
         return BraxState(brax_state, steps, first), self._first_timestep(brax_state)
 
-    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
-        if self.reset_mode == "cached":
-            return BraxState(state.first, jnp.zeros_like(state.steps), state.first), self._first_timestep(state.first)
-        return self._init(key)
-
-    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+    def _step_impl(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         if self.num_envs is None:
             stepped = self._brax_step(state.brax, action)
         else:
