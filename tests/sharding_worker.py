@@ -2,6 +2,7 @@
 
 usage: python sharding_worker.py single DEVICES OUT.npz
        python sharding_worker.py multi PROCESS_ID PORT OUT.npz
+       python sharding_worker.py host PROCESS_ID PORT OUT.npz   (a gymnasium pool per process)
 Writes the sharded rollout's observations (the addressable shards) and output sharding specs.
 """
 
@@ -19,10 +20,14 @@ def main() -> None:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     import jax
 
-    if mode == "multi":
+    if mode in ("multi", "host"):
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(f"127.0.0.1:{sys.argv[3]}", num_processes=2, process_id=int(sys.argv[2]))
     import numpy as np
+
+    if mode == "host":
+        np.savez(sys.argv[-1], obs=host_rollout(jax.process_index()), process=jax.process_index())
+        return
     from jax.sharding import Mesh
 
     import envhub
@@ -45,6 +50,19 @@ def main() -> None:
         uneven_error=uneven_error,
         **shards,
     )
+
+
+def host_rollout(process_index):
+    """This process's own gymnasium pool, seeded from its own key: the per-process host pattern."""
+    import jax
+    import numpy as np
+
+    import envhub
+
+    key = jax.random.fold_in(jax.random.key(0), process_index)  # = envhub.sharding.process_key in that process
+    with envhub.make("gymnasium/CartPole-v1", num_envs=2) as env:
+        obs = jax.jit(lambda k: rollout_obs(env, k)[0])(key)
+        return np.asarray(obs)
 
 
 def rollout_obs(env, key):

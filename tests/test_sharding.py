@@ -45,15 +45,33 @@ def test_eight_devices_bit_identical_and_sharded(tmp_path):
 
 
 def test_two_processes_each_step_their_shard(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
+    port = _free_port()
     outs = [tmp_path / f"p{i}.npz" for i in range(2)]
     procs = [subprocess.Popen([sys.executable, WORKER, "multi", str(i), port, str(outs[i])]) for i in range(2)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     reference = unsharded()
     covered = sorted(sum((check_shards(np.load(o), reference) for o in outs), []), key=lambda n: int(n.split("_")[1]))
     assert len(covered) == 8 and covered[0] == "rows_0_2" and covered[-1] == "rows_14_16"
+
+
+def test_host_pools_one_per_process(tmp_path):
+    port = _free_port()
+    outs = [tmp_path / f"h{i}.npz" for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, WORKER, "host", str(i), port, str(outs[i])]) for i in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    from sharding_worker import host_rollout
+
+    results = [np.load(o) for o in outs]
+    assert [int(r["process"]) for r in results] == [0, 1]
+    for i, r in enumerate(results):  # each process served its own shard, seeded from its own key
+        np.testing.assert_array_equal(r["obs"], host_rollout(i))
+    assert not np.array_equal(results[0]["obs"], results[1]["obs"])
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
 
 
 def test_clear_errors():

@@ -1,0 +1,191 @@
+"""envhub-brax: the conformance kit on inverted_pendulum, plus ground truth against raw brax.
+
+Every brax compile costs seconds on CPU, so the tests share a few jitted rollouts (module-scoped
+fixtures) and use inverted_pendulum with short episodes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from brax import envs as brax_envs
+
+import envhub
+from envhub import testing
+from envhub.errors import EnvUnavailableError, InvalidArgumentError
+from envhub_brax import render_html
+
+ENV = "brax/inverted_pendulum"
+LIMIT = 10  # episode_length of the truncation tests; zero actions keep the pole up far longer
+
+
+class TestInvertedPendulum(testing.ConformanceTests):
+    env_id = ENV
+    make_kwargs = {"episode_length": 50}
+
+
+def test_every_brax_env_is_listed():
+    listed = {s.name: s for s in envhub.list_envs("brax")}
+    assert sorted(listed) == sorted(brax_envs._envs)
+    if "a_min" not in inspect.signature(jnp.clip).parameters:  # brax's swimmer needs the removed kwarg
+        assert listed["swimmer"].unavailable is not None
+        with pytest.raises(EnvUnavailableError, match="'brax/swimmer' is listed but unavailable here: .*a_min"):
+            envhub.make("brax/swimmer")
+    assert all(s.available for n, s in listed.items() if n != "swimmer")
+
+
+# --- shared rollouts -------------------------------------------------------------------------
+
+
+def _rollout(env, key, actions):
+    """init, then one step per action; returns (first ts, step keys, states after each step, step ts)."""
+    init_key, run_key = jax.random.split(key)
+    state, first = env.init(init_key)
+    keys = jax.random.split(run_key, len(actions))
+
+    def body(state, xs):
+        state, ts = env.step(xs[0], state, xs[1])
+        return state, (state, ts)
+
+    _, (states, steps) = jax.lax.scan(body, state, (keys, actions))
+    return first, keys, states, steps
+
+
+def _raw_rollout(episode_length, key, actions):
+    """raw brax (its EpisodeWrapper, no auto-reset) from the same reset key: obs, reward, done, truncation."""
+    raw = brax_envs.create("inverted_pendulum", episode_length=episode_length, auto_reset=False)
+
+    def run(key):
+        def body(s, a):
+            s = raw.step(s, a)
+            return s, (s.obs, s.reward, s.done, s.info["truncation"])
+
+        return jax.lax.scan(body, raw.reset(jax.random.split(key)[0]), actions)[1]
+
+    return jax.jit(run)(key), raw
+
+
+@pytest.fixture(scope="module")
+def truncation_run():
+    env = envhub.make(ENV, episode_length=LIMIT)
+    actions = jnp.zeros((2 * LIMIT + 1, 1))
+    return env, jax.jit(functools.partial(_rollout, env))(jax.random.key(0), actions)
+
+
+def test_time_limit_is_truncation_with_the_reached_obs(truncation_run):
+    env, (first, keys, states, ts) = truncation_run
+    assert np.flatnonzero(np.asarray(ts.truncated)).tolist() == [LIMIT - 1, 2 * LIMIT - 1]
+    assert not np.asarray(ts.terminated).any()
+    assert np.asarray(states.steps).tolist() == list(range(1, LIMIT)) + [0] + list(range(1, LIMIT)) + [0, 1]
+    # final_obs == obs except where the episode ended; there obs is a fresh reset with that step's key.
+    ended = np.asarray(ts.done)
+    np.testing.assert_array_equal(ts.final_obs[~ended], ts.obs[~ended])
+    reset = jax.jit(env.unwrapped.brax_env.reset)
+    for t in np.flatnonzero(ended):
+        np.testing.assert_allclose(ts.obs[t], reset(keys[t]).obs, rtol=1e-6)
+        assert not np.allclose(ts.obs[t], ts.final_obs[t])
+
+
+def test_consecutive_episodes_start_from_different_states(truncation_run):
+    _, (first, _, _, ts) = truncation_run
+    starts = [np.asarray(first.obs), np.asarray(ts.obs[LIMIT - 1]), np.asarray(ts.obs[2 * LIMIT - 1])]
+    for a, b in [(0, 1), (1, 2), (0, 2)]:
+        assert not np.allclose(starts[a], starts[b]), f"episodes {a} and {b} start from the same state"
+
+
+def test_dynamics_equal_raw_brax_up_to_the_time_limit(truncation_run):
+    _, (first, _, _, ts) = truncation_run
+    actions = jnp.zeros((2 * LIMIT + 1, 1))
+    (obs, reward, done, truncation), _ = _raw_rollout(LIMIT, jax.random.key(0), actions)
+    end = LIMIT  # steps 0 .. LIMIT-1; raw brax does not reset, so only the first episode compares
+    np.testing.assert_allclose(ts.final_obs[:end], obs[:end], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ts.reward[:end], reward[:end])
+    np.testing.assert_array_equal(ts.truncated[:end], truncation[:end] > 0)
+    np.testing.assert_array_equal(ts.done[:end], done[:end] > 0)  # raw brax: done=1 on the time limit too
+
+
+def test_termination_dynamics_and_terminated_wins_over_the_time_limit():
+    """Push the cart until the pole falls at step t; with episode_length=t+1 both end on that step."""
+    key, actions = jax.random.key(1), jnp.ones((40, 1))
+    (obs, reward, done, truncation), raw = _raw_rollout(1000, key, actions)
+    t = int(np.flatnonzero(np.asarray(done))[0])
+    assert t < 30 and not truncation[t]
+    env = envhub.make(ENV, episode_length=t + 1)
+    _, keys, _, ts = jax.jit(functools.partial(_rollout, env))(key, actions)
+    # Up to and including the terminal step, envhub's trajectory is raw brax's.
+    np.testing.assert_allclose(ts.final_obs[: t + 1], obs[: t + 1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ts.reward[: t + 1], reward[: t + 1])
+    assert np.flatnonzero(np.asarray(ts.done)[: t + 1]).tolist() == [t]
+    assert bool(ts.terminated[t]) and not bool(ts.truncated[t])  # the limit falls on that step too
+    np.testing.assert_allclose(ts.obs[t], jax.jit(raw.unwrapped.reset)(keys[t]).obs, rtol=1e-6)
+
+
+def test_cached_resets_restart_every_episode_from_the_first_state():
+    env = envhub.make(ENV, episode_length=4, reset_mode="cached")
+    first, _, _, ts = jax.jit(functools.partial(_rollout, env))(jax.random.key(2), jnp.zeros((9, 1)))
+    assert np.flatnonzero(np.asarray(ts.truncated)).tolist() == [3, 7]
+    for t in (3, 7):
+        np.testing.assert_array_equal(ts.obs[t], first.obs)
+        assert not np.allclose(ts.final_obs[t], first.obs)
+    np.testing.assert_array_equal(ts.final_obs[3], ts.final_obs[7])  # the same episode, twice
+
+
+@pytest.mark.parametrize("make_key", [jax.random.key, jax.random.PRNGKey], ids=["key", "PRNGKey"])
+def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_key):
+    num_envs, limit = 4, 3
+    env = envhub.make(ENV, episode_length=limit, num_envs=num_envs)
+    traces = 0
+
+    @jax.jit
+    def step(key, state, action):
+        nonlocal traces
+        traces += 1
+        return env.step(key, state, action)
+
+    state, ts = env.init(make_key(0))
+    action = jnp.zeros((num_envs, 1))
+    for i in range(2 * limit):  # crosses two auto-resets
+        key = make_key(i + 1)
+        state, ts = step(key, state, action)
+        if i % limit == limit - 1:
+            assert np.asarray(ts.truncated).all() and not np.asarray(ts.terminated).any()
+            fresh = jax.vmap(env.unwrapped.brax_env.reset)(jax.random.split(key, num_envs)).obs
+            np.testing.assert_allclose(ts.obs, fresh, rtol=1e-6)
+            assert len({tuple(np.round(o, 7)) for o in np.asarray(ts.obs)}) == num_envs
+        else:
+            assert not np.asarray(ts.done).any()
+    assert traces == 1, f"jit(step) traced {traces} times"
+    assert ts.obs.shape == (num_envs, 4) and ts.reward.dtype == jnp.float32
+
+
+def test_render_html_writes_brax_viewer(truncation_run, tmp_path):
+    env, (_, _, states, _) = truncation_run
+    path = tmp_path / "pendulum.html"
+    page = render_html(env, states, path)
+    assert path.read_text() == page and "<html" in page.lower() and len(page) > 1000
+
+
+def test_kwargs_reach_brax():
+    assert envhub.make(ENV, backend="positional").unwrapped.brax_env.backend == "positional"
+    ant = envhub.make("brax/ant", terminate_when_unhealthy=False, backend="mjx")
+    assert ant.unwrapped.brax_env._terminate_when_unhealthy is False
+    assert ant.observation_space.shape == (27,) and ant.action_space.shape == (8,)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"backend": "physx"}, r"backend='physx' for brax/inverted_pendulum: use one of \('generalized'"),
+        ({"episode_length": 0}, r"episode_length=0 .* must be a positive int, or None"),
+        ({"reset_mode": "fresh"}, r"reset_mode='fresh' .* use one of \('real', 'cached'\)"),
+        ({"action_repeat": 2}, r"action_repeat=2 .* envhub.wrappers.ActionRepeat"),
+    ],
+)
+def test_bad_arguments_say_what_to_do(kwargs, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        envhub.make(ENV, **kwargs)
