@@ -238,6 +238,9 @@ def _is_space(x: Any) -> bool:
 
 
 def _bound_repr(a: np.ndarray) -> str:
+    """A short repr of bounds: one value if all equal, one row if a batch repeats it."""
     if a.size and np.all(a == a.flat[0]):
         return repr(a.flat[0].item())
-    return np.array2string(a, separator=", ", threshold=8)
+    if a.ndim >= 2 and np.all(a == a[:1]):
+        return _bound_repr(a[0])
+    return np.array2string(a, separator=", ", threshold=8, precision=4)

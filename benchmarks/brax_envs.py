@@ -1,0 +1,139 @@
+"""envhub's brax backend vs brax's own training loop: ant and inverted_pendulum, jitted lax.scan.
+
+The raw loop is brax's `envs.create(name, episode_length, auto_reset=True, batch_size=N)`
+(EpisodeWrapper + VmapWrapper + AutoResetWrapper, which restarts every episode from a cached first
+state). envhub runs with real resets (a fresh reset per episode, the default) and with
+reset_mode="cached" (brax's behaviour). Every loop does the same work per step: split the key,
+sample uniform actions in [-1, 1], step the batch, accumulate reward and episode ends. Compile time
+is lower + compile of the whole jitted rollout (init and scan).
+
+    python benchmarks/brax_envs.py [--envs ant,inverted_pendulum] [--num-envs 1,64,256]
+        [--backend mjx] [--steps 200] [--episode-length 1000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+
+import jax
+from _timing import interleaved_medians
+
+import envhub
+
+
+def raw_brax_rollout(name: str, num_envs: int, steps: int, episode_length: int, backend: str):
+    with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on stdout
+        from brax import envs
+    env = envs.create(name, episode_length=episode_length, auto_reset=True, batch_size=num_envs, backend=backend)
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state = env.reset(init_key)
+
+        def body(carry, key):
+            state, total, ends = carry
+            actions = jax.random.uniform(key, (num_envs, env.action_size), minval=-1.0, maxval=1.0)
+            state = env.step(state, actions)
+            return (state, total + state.reward.sum(), ends + state.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0.0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def envhub_rollout(name: str, num_envs: int, steps: int, episode_length: int, backend: str, reset_mode: str):
+    env = envhub.make(
+        f"brax/{name}", num_envs=num_envs, episode_length=episode_length, backend=backend, reset_mode=reset_mode
+    )
+    action_size = env.single_action_space.shape[0]
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state, _ = env.init(init_key)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            actions = jax.random.uniform(action_key, (num_envs, action_size), minval=-1.0, maxval=1.0)
+            state, ts = env.step(step_key, state, actions)
+            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0.0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def compile_timed(run, key):
+    start = time.perf_counter()
+    compiled = jax.jit(run).lower(key).compile()
+    return compiled, time.perf_counter() - start
+
+
+def bench(name: str, num_envs: int, args: argparse.Namespace) -> dict[str, float]:
+    key = jax.random.key(0)
+    makers = {
+        "brax (raw)": lambda: raw_brax_rollout(name, num_envs, args.steps, args.episode_length, args.backend),
+        "envhub real": lambda: envhub_rollout(name, num_envs, args.steps, args.episode_length, args.backend, "real"),
+        "envhub cached": lambda: envhub_rollout(
+            name, num_envs, args.steps, args.episode_length, args.backend, "cached"
+        ),
+    }
+    compiled, compile_s = {}, {}
+    for label, make in makers.items():
+        compiled[label], compile_s[label] = compile_timed(make(), key)
+    ends = {}
+    for label, run in compiled.items():
+        _, n = jax.block_until_ready(run(key))
+        ends[label] = int(n)
+    medians = interleaved_medians({n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()},
+                                  args.repeats)
+    env_steps = num_envs * args.steps
+    raw = medians["brax (raw)"]
+    print(f"{name}, num_envs={num_envs}, {args.steps} steps, backend={args.backend}, "
+          f"episode_length={args.episode_length}, median of {args.repeats}")
+    for label, seconds in medians.items():
+        print(
+            f"  {label:<14} {seconds * 1e3:9.1f} ms  {env_steps / seconds:10.0f} steps/s  "
+            f"throughput x{raw / seconds:5.2f}  compile {compile_s[label]:5.1f} s "
+            f"(x{compile_s[label] / compile_s['brax (raw)']:4.2f})  episode ends {ends[label]}"
+        )
+    sys.stdout.flush()
+    return {
+        "real": raw / medians["envhub real"],
+        "cached": raw / medians["envhub cached"],
+        "compile_real": compile_s["envhub real"] / compile_s["brax (raw)"],
+        "compile_cached": compile_s["envhub cached"] / compile_s["brax (raw)"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", default="ant,inverted_pendulum")
+    parser.add_argument("--num-envs", default="1,64,256")
+    parser.add_argument("--backend", default="mjx", help="mjx is the fastest brax pipeline on CPU")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--episode-length", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"jax {jax.__version__}, {jax.devices()[0].platform}")
+    ratios = {}
+    for name in args.envs.split(","):
+        for n in map(int, args.num_envs.split(",")):
+            ratios[(name, n)] = bench(name, n, args)
+    print("\nsummary: envhub / raw brax (throughput: higher is better; compile time: lower is better)")
+    print(f"  {'env':<18} {'num_envs':>8} {'real':>6} {'cached':>7} {'compile real':>13} {'compile cached':>15}")
+    for (name, n), r in ratios.items():
+        print(
+            f"  {name:<18} {n:>8} {r['real']:6.2f} {r['cached']:7.2f} {r['compile_real']:13.2f} "
+            f"{r['compile_cached']:15.2f}"
+        )
+    print("targets: real >= 0.90, cached >= 0.98, compile <= 1.10")
+
+
+if __name__ == "__main__":
+    main()
