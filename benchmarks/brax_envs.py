@@ -27,7 +27,8 @@ import envhub
 def raw_brax_rollout(name: str, num_envs: int, steps: int, episode_length: int, backend: str):
     with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on stdout
         from brax import envs
-    env = envs.create(name, episode_length=episode_length, auto_reset=True, batch_size=num_envs, backend=backend)
+
+        env = envs.create(name, episode_length=episode_length, auto_reset=True, batch_size=num_envs, backend=backend)
 
     def run(key):
         init_key, key = jax.random.split(key)
@@ -90,12 +91,15 @@ def bench(name: str, num_envs: int, args: argparse.Namespace) -> dict[str, float
     for label, run in compiled.items():
         _, n = jax.block_until_ready(run(key))
         ends[label] = int(n)
-    medians = interleaved_medians({n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()},
-                                  args.repeats)
+    medians = interleaved_medians(
+        {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()}, args.repeats
+    )
     env_steps = num_envs * args.steps
     raw = medians["brax (raw)"]
-    print(f"{name}, num_envs={num_envs}, {args.steps} steps, backend={args.backend}, "
-          f"episode_length={args.episode_length}, median of {args.repeats}")
+    print(
+        f"{name}, num_envs={num_envs}, {args.steps} steps, backend={args.backend}, "
+        f"episode_length={args.episode_length}, median of {args.repeats}"
+    )
     for label, seconds in medians.items():
         print(
             f"  {label:<14} {seconds * 1e3:9.1f} ms  {env_steps / seconds:10.0f} steps/s  "

@@ -14,11 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from brax import envs as brax_envs
+from envhub_brax import render_html
 
 import envhub
 from envhub import testing
 from envhub.errors import EnvUnavailableError, InvalidArgumentError
-from envhub_brax import render_html
 
 ENV = "brax/inverted_pendulum"
 LIMIT = 10  # episode_length of the truncation tests; zero actions keep the pole up far longer

@@ -79,7 +79,8 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         if backend is not None:
             kwargs["backend"] = backend
         self.name = name
-        self.brax_env = envs.get_environment(name, **kwargs)
+        with contextlib.redirect_stdout(sys.stderr):  # mujoco may print import notices on first use
+            self.brax_env = envs.get_environment(name, **kwargs)
         self.episode_length = episode_length
         self.reset_mode = reset_mode
         self.num_envs = num_envs
@@ -187,24 +188,12 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         return BraxState(new, jnp.where(done, 0, steps), state.first), ts
 
     def _reset_done(self, keys: jax.Array, stepped: Any, done: jax.Array) -> Any:
-        """Replace the state of each done environment ``i`` by ``reset(keys[i])``.
+        """Replace the state of each done environment ``i`` by ``reset(keys[i])``; skipped if none is done."""
 
-        Resetting the whole batch every step would cost up to half a step (inverted_pendulum), so
-        the done environments are gathered, ``chunk`` at a time, and only those are reset.
-        """
-        assert self.num_envs is not None
-        num_envs = self.num_envs
-        chunk = min(num_envs, max(1, num_envs // 16))
+        def reset_where_done() -> Any:
+            return _select(done, jax.vmap(self._brax_reset)(keys), stepped)
 
-        def body(carry: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
-            state, remaining = carry
-            (index,) = jnp.nonzero(remaining, size=chunk, fill_value=num_envs)  # num_envs: out of range
-            fresh = jax.vmap(self._brax_reset)(keys[jnp.minimum(index, num_envs - 1)])
-            state = jax.tree.map(lambda s, f: s.at[index].set(f, mode="drop"), state, fresh)
-            return state, remaining.at[index].set(False, mode="drop")
-
-        state, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), body, (stepped, done))
-        return state
+        return jax.lax.cond(jnp.any(done), reset_where_done, lambda: stepped)
 
 
 def _check_arguments(

@@ -32,8 +32,9 @@ def pipeline_states(env: Any, states: Any, index: int = 0) -> list[Any]:
     return [jax.tree.map(lambda x, t=t: x[t], frames) for t in range(length)]
 
 
-def render_html(env: Any, states: Any, path: str | os.PathLike[str] | None = None, *, index: int = 0,
-                height: int | str = 480) -> str:
+def render_html(
+    env: Any, states: Any, path: str | os.PathLike[str] | None = None, *, index: int = 0, height: int | str = 480
+) -> str:
     """Return brax's HTML viewer of a trajectory (``brax.io.html.render``); write it to ``path`` if given.
 
     The page loads brax's viewer script from a CDN when opened.
