@@ -43,3 +43,11 @@ def envhub_register_envs(register: RegisterEnv) -> None:
     ``check_options`` sets ``envhub.testing.Options`` fields used by ``envhub check`` and the kit,
     e.g. ``{"time_limit_kwarg": "max_steps_in_episode"}``.
     """
+
+
+@hookspec(firstresult=True)
+def envhub_backend_note() -> str | None:
+    """Return a one-line note ``envhub list`` shows under this backend (e.g. a degraded fast path), or ``None``.
+
+    Optional. Keep it cheap: ``envhub list`` calls it, so never import the backend library here.
+    """

@@ -285,8 +285,19 @@ class Registry:
                 status, reason = "missing", str(exc)
             except EnvhubError as exc:
                 status, reason = "error", str(exc)
+            if status == "ok":
+                reason = self._note(prefix)
             rows.append(BackendStatus(prefix, backend.origin, backend.version, status, reason))
         return rows
+
+    def _note(self, prefix: str) -> str:
+        """The backend's own status note (hook ``envhub_backend_note``), or "" (a failing hook is reported)."""
+        others = [p for n, p in self._pm.list_name_plugin() if n != prefix]
+        caller = self._pm.subset_hook_caller("envhub_backend_note", remove_plugins=others)
+        try:
+            return str(caller() or "")
+        except Exception as exc:  # noqa: BLE001 - a note must never break `envhub list`
+            return f"envhub_backend_note() raised {type(exc).__name__}: {exc}"
 
     @property
     def prefixes(self) -> list[str]:
