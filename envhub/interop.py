@@ -172,3 +172,11 @@ def from_gymnax(env: Any, params: Any = None) -> Environment[Any, Any, Any]:
     from envhub_gymnax.environment import GymnaxEnvironment
 
     return GymnaxEnvironment.from_env(env, params)
+
+
+def from_brax(env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
+    """Wrap your own brax environment *object* as an envhub env (``episode_length``, ``reset_mode``,
+    ``num_envs`` as for ``envhub.make("brax/...")``); no brax wrapper is stacked on it."""
+    from envhub_brax.environment import BraxEnvironment
+
+    return BraxEnvironment.from_env(env, **kwargs)

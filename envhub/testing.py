@@ -361,6 +361,7 @@ def check_truncation(make_env: MakeEnv, options: Options) -> None:
     # where that episode is cut by the limit, final_obs must be the long run's obs at that step.
     cut = truncated[limit - 1] & ~np.any(done[: limit - 1], axis=0)
     if np.any(cut) and not options.obs_depend_on_time_limit:
+
         def at_limit(tree: Any) -> Any:
             return jax.tree.map(lambda x: x[limit - 1 : limit], tree)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-NUM_ENVS, STEPS = 16, 30
+NUM_ENVS, STEPS = int(os.environ.get("NUM_ENVS", 16)), 30
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
     import envhub
 
     mesh = Mesh(np.array(jax.devices()), ("envs",))
-    env = envhub.make(os.environ.get("ENV_ID", "gymnax/CartPole-v1"), num_envs=NUM_ENVS, mesh=mesh)
+    env = envhub.make(env_id(), num_envs=NUM_ENVS, mesh=mesh, **env_kwargs())
     run = jax.jit(lambda key: rollout_obs(env, key), out_shardings=(env.over_time(), env.batch_sharding))
     obs, final_state_leaf = run(jax.random.key(0))
     uneven_error = ""
@@ -50,6 +50,16 @@ def main() -> None:
         uneven_error=uneven_error,
         **shards,
     )
+
+
+def env_id():
+    return os.environ.get("ENV_ID", "gymnax/CartPole-v1")
+
+
+def env_kwargs():
+    import json
+
+    return json.loads(os.environ.get("ENV_KWARGS", "{}"))
 
 
 def host_rollout(process_index):

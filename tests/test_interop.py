@@ -76,3 +76,18 @@ def test_from_gymnax_wraps_a_users_env_object():
         state, ts = env.step(jax.random.key(i), state, 0 if i % 2 else 1)
         truncated.append(bool(ts.truncated))
     assert truncated == [False] * 4 + [True]
+
+
+def test_from_brax_wraps_a_users_env_object():
+    from brax import envs
+
+    brax_env = envs.get_environment("inverted_pendulum", backend="generalized")
+    env = interop.from_brax(brax_env, episode_length=3, num_envs=2)
+    assert env.id == "brax-object/InvertedPendulum"
+    state, ts = env.init(jax.random.key(0))
+    flags = []
+    for i in range(3):
+        state, ts = env.step(jax.random.key(i), state, np.zeros((2, 1), np.float32))
+        flags.append(np.asarray(ts.truncated).tolist())
+    assert flags[-1] == [True, True] and not any(any(f) for f in flags[:-1])
+    assert not np.allclose(ts.obs, ts.final_obs)

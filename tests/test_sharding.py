@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -20,17 +21,20 @@ from envhub.errors import InvalidArgumentError
 WORKER = str(Path(__file__).with_name("sharding_worker.py"))
 
 
-def unsharded(env_id="gymnax/CartPole-v1"):
-    env = envhub.make(env_id, num_envs=NUM_ENVS)
+def unsharded(env_id="gymnax/CartPole-v1", num_envs=NUM_ENVS, **kwargs):
+    env = envhub.make(env_id, num_envs=num_envs, **kwargs)
     return np.asarray(jax.jit(lambda k: rollout_obs(env, k))(jax.random.key(0))[0])
 
 
-def check_shards(result, reference):
+def check_shards(result, reference, exact=True):
     rows = [k for k in result.files if k.startswith("rows_")]
     assert rows
     for name in rows:
         start, stop = map(int, name.split("_")[1:])
-        np.testing.assert_array_equal(result[name], reference[:, start:stop])  # bit for bit
+        if exact:
+            np.testing.assert_array_equal(result[name], reference[:, start:stop])  # bit for bit
+        else:
+            np.testing.assert_allclose(result[name], reference[:, start:stop], rtol=1e-5, atol=1e-6)
     return rows
 
 
@@ -42,6 +46,22 @@ def test_eight_devices_bit_identical_and_sharded(tmp_path):
     assert str(result["obs_spec"]) == "P(None, 'envs')" and str(result["state_spec"]) == "P('envs',)"
     assert "num_envs=12 does not divide evenly over mesh axis 'envs' of size 8" in str(result["uneven_error"])
     assert len(check_shards(result, unsharded())) == 8  # each device holds its own 2 environments
+
+
+def test_brax_eight_devices_equal_to_float32_rounding(tmp_path):
+    """brax is NOT bit-identical when sharded: a few values differ in the last bit (2.4e-7 at most).
+
+    XLA compiles brax's physics for the sharded program with other fusions than for one device
+    (the differences move with the per-device batch but never vanish: 2, 8 and 16 per device were
+    tried), so this test holds brax to float32 rounding while gymnax is held to bit equality.
+    """
+    out = tmp_path / "brax.npz"
+    kwargs = {"backend": "generalized", "episode_length": 12}  # episodes end inside the rollout: resets too
+    environ = {**os.environ, "ENV_ID": "brax/inverted_pendulum", "ENV_KWARGS": json.dumps(kwargs)}
+    subprocess.run([sys.executable, WORKER, "single", "8", str(out)], check=True, env=environ)
+    result = np.load(out)
+    assert str(result["obs_spec"]) == "P(None, 'envs')"
+    assert len(check_shards(result, unsharded("brax/inverted_pendulum", **kwargs), exact=False)) == 8
 
 
 def test_two_processes_each_step_their_shard(tmp_path):

@@ -78,9 +78,27 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         envs = import_brax_envs()
         if backend is not None:
             kwargs["backend"] = backend
-        self.name = name
         with contextlib.redirect_stdout(sys.stderr):  # mujoco may print import notices on first use
-            self.brax_env = envs.get_environment(name, **kwargs)
+            brax_env = envs.get_environment(name, **kwargs)
+        self._setup(name, brax_env, episode_length, reset_mode, num_envs)
+
+    @classmethod
+    def from_env(
+        cls, brax_env: Any, *, episode_length: int | None = 1000, reset_mode: str = "real", num_envs: int | None = None
+    ) -> BraxEnvironment:
+        """Wrap a brax environment object (yours, not only a registered one); no brax wrapper applied."""
+        name = type(brax_env).__name__
+        _check_arguments(name, None, episode_length, reset_mode, {})
+        env = cls.__new__(cls)
+        env._setup(name, brax_env, episode_length, reset_mode, num_envs)
+        env.id = f"brax-object/{name}"
+        return env
+
+    def _setup(
+        self, name: str, brax_env: Any, episode_length: int | None, reset_mode: str, num_envs: int | None
+    ) -> None:
+        self.name = name
+        self.brax_env = brax_env
         self.episode_length = episode_length
         self.reset_mode = reset_mode
         self.num_envs = num_envs
