@@ -74,41 +74,56 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
     return _gymnasium_classes()[1](env, seed)
 
 
+class _Driver:
+    """The envhub side of both adapters: the env, a key stream, and jitted init/step."""
+
+    def _drive(self, env: Environment[Any, Any, Any], seed: int) -> None:
+        self.env = env
+        self._key = jax.random.key(seed)
+        self._init = jax.jit(env.init)
+        self._jit_step = jax.jit(env.step)
+        self._state: Any = None
+
+    def _next_key(self) -> jax.Array:
+        self._key, key = jax.random.split(self._key)
+        return key
+
+    def _start(self, seed: int | None) -> Any:
+        if seed is not None:
+            self._key = jax.random.key(seed)
+        self._state, ts = self._init(self._next_key())
+        return ts
+
+    def _advance(self, action: Any) -> Any:
+        if self._state is None:
+            raise RuntimeError("Call reset() before step().")
+        self._state, ts = self._jit_step(self._next_key(), self._state, action)
+        return ts
+
+
 @functools.cache
 def _gymnasium_classes() -> tuple[type, type]:
     import gymnasium
 
-    class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
+    class EnvhubEnv(_Driver, gymnasium.Env):  # type: ignore[type-arg]
         """An unbatched envhub environment behind gymnasium's ``Env`` API."""
 
         metadata: dict[str, Any] = {"render_modes": []}
 
         def __init__(self, env: Environment[Any, Any, Any], seed: int):
-            self.env = env
+            self._drive(env, seed)
             self.observation_space = to_gymnasium_space(env.observation_space)
             self.action_space = to_gymnasium_space(env.action_space)
-            self._key = jax.random.key(seed)
-            self._init = jax.jit(env.init)
-            self._jit_step = jax.jit(env.step)
-            self._state: Any = None
-
-        def _next_key(self) -> jax.Array:
-            self._key, key = jax.random.split(self._key)
-            return key
 
         def reset(
             self, *, seed: int | None = None, options: dict[str, Any] | None = None
         ) -> tuple[Any, dict[str, Any]]:
             super().reset(seed=seed)
-            if seed is not None:
-                self._key = jax.random.key(seed)
-            self._state, ts = self._init(self._next_key())
+            ts = self._start(seed)
             return _to_numpy(ts.obs), _to_numpy(ts.info)
 
         def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-            if self._state is None:
-                raise RuntimeError("Call reset() before step().")
-            self._state, ts = self._jit_step(self._next_key(), self._state, action)
+            ts = self._advance(action)
             return (
                 _to_numpy(ts.final_obs),
                 float(ts.reward),
@@ -120,40 +135,27 @@ def _gymnasium_classes() -> tuple[type, type]:
         def close(self) -> None:
             self.env.close()
 
-    class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+    class EnvhubVectorEnv(_Driver, gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         """A batched envhub environment behind gymnasium's ``VectorEnv`` API (same-step auto-reset)."""
 
         def __init__(self, env: Environment[Any, Any, Any], seed: int):
             assert env.num_envs is not None
-            self.env = env
+            self._drive(env, seed)
             self.num_envs = env.num_envs
             self.single_observation_space = to_gymnasium_space(env.single_observation_space)
             self.single_action_space = to_gymnasium_space(env.single_action_space)
             self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
             self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
             self.metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
-            self._key = jax.random.key(seed)
-            self._init = jax.jit(env.init)
-            self._jit_step = jax.jit(env.step)
-            self._state: Any = None
-
-        def _next_key(self) -> jax.Array:
-            self._key, key = jax.random.split(self._key)
-            return key
 
         def reset(
             self, *, seed: int | None = None, options: dict[str, Any] | None = None
         ) -> tuple[Any, dict[str, Any]]:
-            if seed is not None:
-                self._key = jax.random.key(seed)
-            self._state, ts = self._init(self._next_key())
+            ts = self._start(seed)
             return _to_numpy(ts.obs), _to_numpy(ts.info)
 
         def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-            if self._state is None:
-                raise RuntimeError("Call reset() before step().")
-            self._state, ts = self._jit_step(self._next_key(), self._state, actions)
-            ts = _to_numpy(ts)
+            ts = _to_numpy(self._advance(actions))
             done = ts.terminated | ts.truncated
             final = np.empty(self.num_envs, dtype=object)
             for i in np.flatnonzero(done):

@@ -57,21 +57,36 @@ class Wrapper(Environment[Any, Any, Any]):
     def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
         return self.env.reset(key, state, where=where)
 
+    def _replace_observation_space(self, single: spaces.Space) -> None:
+        """Declare the observation space of one environment; the batched one follows."""
+        self.__dict__["_observation_spaces"] = (
+            single,
+            single if self.num_envs is None else single.batch(self.num_envs),
+        )
+
+    def _replace_action_space(self, single: spaces.Space) -> None:
+        """Declare the action space of one environment; the batched one follows."""
+        self.__dict__["_action_spaces"] = (single, single if self.num_envs is None else single.batch(self.num_envs))
+
     @property
     def action_space(self) -> spaces.Space:
-        return self.env.action_space
+        own = self.__dict__.get("_action_spaces")
+        return own[1] if own else self.env.action_space
 
     @property
     def observation_space(self) -> spaces.Space:
-        return self.env.observation_space
+        own = self.__dict__.get("_observation_spaces")
+        return own[1] if own else self.env.observation_space
 
     @property
     def single_action_space(self) -> spaces.Space:
-        return self.env.single_action_space
+        own = self.__dict__.get("_action_spaces")
+        return own[0] if own else self.env.single_action_space
 
     @property
     def single_observation_space(self) -> spaces.Space:
-        return self.env.single_observation_space
+        own = self.__dict__.get("_observation_spaces")
+        return own[0] if own else self.env.single_observation_space
 
     @property
     def id(self) -> str:  # type: ignore[override]

@@ -32,17 +32,8 @@ class FrameStack(Wrapper):
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
         low, high = np.broadcast_to(single.low, stacked), np.broadcast_to(single.high, stacked)
-        self._single = spaces.Box(low, high, dtype=single.dtype)
-        self._space = self._single if env.num_envs is None else self._single.batch(env.num_envs)
+        self._replace_observation_space(spaces.Box(low, high, dtype=single.dtype))
         self._axis = len(batch_shape(env))
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        return self._space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._single
 
     def _fill(self, obs: jax.Array) -> jax.Array:
         return jnp.repeat(jnp.expand_dims(obs, self._axis), self.num_frames, axis=self._axis)

@@ -69,16 +69,7 @@ class FlattenObservation(_MapTimeStep):
         leaves = single.leaves if isinstance(single, spaces.Tree) else [single]
         low = np.concatenate([np.ravel(_bounds(s)[0]) for s in leaves]).astype(np.float32)
         high = np.concatenate([np.ravel(_bounds(s)[1]) for s in leaves]).astype(np.float32)
-        self._single = spaces.Box(low, high)
-        self._space = self._single if env.num_envs is None else self._single.batch(env.num_envs)
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        return self._space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._single
+        self._replace_observation_space(spaces.Box(low, high))
 
     def _flatten(self, obs: Any) -> jax.Array:
         lead = batch_shape(self.env)
@@ -111,16 +102,7 @@ class Discretize(Wrapper):
             raise ValueError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
         super().__init__(env)
         self.bins, self._box = bins, box
-        self._single = spaces.MultiDiscrete(np.full(box.shape, bins))
-        self._space = self._single if env.num_envs is None else self._single.batch(env.num_envs)
-
-    @property
-    def action_space(self) -> spaces.Space:
-        return self._space
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._single
+        self._replace_action_space(spaces.MultiDiscrete(np.full(box.shape, bins)))
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         step = (self._box.high - self._box.low) / (self.bins - 1)
@@ -138,17 +120,7 @@ class NormalizeObservation(Wrapper):
     def __init__(self, env: Environment[Any, Any, Any], epsilon: float = 1e-8):
         super().__init__(env)
         self.epsilon = epsilon
-        single = env.single_observation_space
-        self._single = spaces.Box(-np.inf, np.inf, single.shape, np.float32)
-        self._space = self._single if env.num_envs is None else self._single.batch(env.num_envs)
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        return self._space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._single
+        self._replace_observation_space(spaces.Box(-np.inf, np.inf, env.single_observation_space.shape, np.float32))
 
     def _fresh(self) -> dict[str, jax.Array]:
         shape = self.env.single_observation_space.shape
