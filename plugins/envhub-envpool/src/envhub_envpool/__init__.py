@@ -1,0 +1,60 @@
+"""envhub backend for envpool: every envpool task, stepped through envpool's XLA FFI calls inside jit.
+
+envpool is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast
+(``envhub list`` reads the XLA-path status from envpool's files without importing it).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+
+__all__ = ["AsyncEnvpool", "make_envpool_env"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AsyncEnvpool":  # lazily: importing the plugin must not import envpool
+        from envhub_envpool.actor import AsyncEnvpool
+
+        return AsyncEnvpool
+    raise AttributeError(f"module 'envhub_envpool' has no attribute {name!r}")
+
+
+_DESCRIPTION = "envpool (host pool; XLA FFI fast path inside jit, same-step auto-reset)"
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register every task envpool lists (Atari and MuJoCo included: their assets ship in the wheels)."""
+    from envhub_envpool._shim import import_envpool
+
+    envpool = import_envpool()
+    for name in envpool.list_all_envs():
+        register(
+            name,
+            functools.partial(make_envpool_env, name),
+            batching="native",
+            check_options={"time_limit_kwarg": "max_episode_steps"},
+            description=_DESCRIPTION,
+        )
+
+
+@envhub.hookimpl
+def envhub_backend_note() -> str | None:
+    """The XLA-path status ``envhub list`` prints (without importing envpool)."""
+    from envhub_envpool._shim import predicted_status
+
+    return predicted_status() or None
+
+
+def make_envpool_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build envpool task ``name`` as one pool of ``num_envs`` (or 1, unbatched) environments.
+
+    ``fast_path=False`` forces the host bridge; every other kwarg (``max_episode_steps``,
+    ``episodic_life``, ``reward_clip``, ``stack_num``, ``frame_skip``, ...) goes to ``envpool.make``.
+    """
+    from envhub_envpool.environment import EnvpoolEnvironment
+
+    return EnvpoolEnvironment(name, num_envs=num_envs, **kwargs)
