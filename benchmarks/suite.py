@@ -46,6 +46,16 @@ def run_json(argv: list[str]) -> object:
         return json.loads(out.read_text())
 
 
+def plot_series(rows: list[dict]) -> dict[str, list[dict]]:
+    """One line per backend/env for envhub and one per raw baseline (a num_envs appears once per line)."""
+    series: dict[str, dict[int, float]] = {}
+    for r in rows:
+        name = f"{r['backend']}/{r['env']}"
+        series.setdefault(f"{name} envhub", {})[r["num_envs"]] = r["envhub_steps_per_s"]
+        series.setdefault(f"{name} {r['raw']}", {})[r["num_envs"]] = r["raw_steps_per_s"]
+    return {k: [{"num_envs": n, "steps_per_s": v} for n, v in sorted(d.items())] for k, d in series.items()}
+
+
 def markdown(rows: list[dict], skipped: list[str], imports: dict, memory: dict, machine: dict) -> str:
     lines = [
         "# envhub benchmark results",
@@ -105,14 +115,7 @@ def main() -> None:
             indent=2,
         )
     )
-    series: dict[str, list[dict]] = {}
-    for r in rows:
-        series.setdefault(f"{r['backend']}/{r['env']} envhub", []).append(
-            {"num_envs": r["num_envs"], "steps_per_s": r["envhub_steps_per_s"]}
-        )
-        series.setdefault(f"{r['backend']}/{r['env']} raw", []).append(
-            {"num_envs": r["num_envs"], "steps_per_s": r["raw_steps_per_s"]}
-        )
+    series = plot_series(rows)
     if series:
         bench.plot(series, str(out / "throughput.png"), title="envhub vs raw backends")
     (out / "RESULTS.md").write_text(markdown(rows, skipped, imports, memory, machine))
