@@ -19,7 +19,7 @@ import sys
 import time
 
 import jax
-from _timing import interleaved_medians
+from _timing import comparison_row, interleaved_medians, write_json
 
 import envhub
 
@@ -108,6 +108,10 @@ def bench(name: str, num_envs: int, args: argparse.Namespace) -> dict[str, float
         )
     sys.stdout.flush()
     return {
+        "rows": [
+            comparison_row("brax", name, num_envs, args.steps, medians, compile_s, mode, "brax (raw)")
+            for mode in ("envhub real", "envhub cached")
+        ],
         "real": raw / medians["envhub real"],
         "cached": raw / medians["envhub cached"],
         "compile_real": compile_s["envhub real"] / compile_s["brax (raw)"],
@@ -123,7 +127,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--episode-length", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write comparison rows (raw = brax's own loop)")
+    parser.add_argument("--quick", action="store_true", help="a tiny configuration (smoke test, not figures)")
     args = parser.parse_args()
+    if args.quick:
+        args.envs, args.num_envs, args.steps, args.repeats = "inverted_pendulum", "1,8", 20, 2
     print(f"jax {jax.__version__}, {jax.devices()[0].platform}")
     ratios = {}
     for name in args.envs.split(","):
@@ -137,6 +145,7 @@ def main() -> None:
             f"{r['compile_cached']:15.2f}"
         )
     print("targets: real >= 0.90, cached >= 0.98, compile <= 1.10")
+    write_json([row for r in ratios.values() for row in r["rows"]], args.json)
 
 
 if __name__ == "__main__":

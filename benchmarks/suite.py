@@ -34,7 +34,7 @@ COMPARISONS = [
         ["--num-envs", "16", "--steps", "50", "--repeats", "2"],
     ),
     ("envpool_envs.py", "envpool", ["--repeats", "5"], ["--quick"]),
-    ("brax_envs.py", "brax", ["--repeats", "5"], ["--quick"]),
+    ("brax_envs.py", "brax", ["--num-envs", "1,64", "--steps", "100", "--repeats", "3"], ["--quick"]),
 ]
 
 
@@ -64,13 +64,13 @@ def markdown(rows: list[dict], skipped: list[str], imports: dict, memory: dict, 
         f"jax {machine['jax']} ({machine['device']}); medians of interleaved repeats, envhub and the raw "
         "backend in the same process. Ratios are envhub / raw throughput (higher is better).",
         "",
-        "| backend | env | num_envs | raw (steps/s) | envhub (steps/s) | ratio | raw baseline |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| backend | env | num_envs | raw (steps/s) | envhub (steps/s) | ratio | envhub variant | raw baseline |",
+        "|---|---|---:|---:|---:|---:|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['backend']} | {r['env']} | {r['num_envs']} | {r['raw_steps_per_s']:,.0f} | "
-            f"{r['envhub_steps_per_s']:,.0f} | {r['ratio']:.2f} | {r['raw']} |"
+            f"{r['envhub_steps_per_s']:,.0f} | {r['ratio']:.2f} | {r['envhub']} | {r['raw']} |"
         )
     lines += ["", "Not run: " + ("; ".join(skipped) if skipped else "none"), ""]
     if imports:
