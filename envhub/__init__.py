@@ -5,17 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from envhub import errors, sharding, spaces, wrappers
+from envhub._version import __version__
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState
+from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
 from envhub.rollout import Trajectory, Transition, random_policy, rollout
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "PLUGIN_API",
+    "SUPPORTED_APIS",
+    "__version__",
     "BackendStatus",
     "EnvSpec",
     "Environment",

@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"envhub {_version()}")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("list", help="list backends, or the environments of one backend")
@@ -101,9 +101,10 @@ class _UsageError(Exception):
 
 
 def _version() -> str:
-    from envhub import __version__
+    from envhub._version import __version__
+    from envhub.plugin_api import SUPPORTED_APIS
 
-    return __version__
+    return f"envhub {__version__} (plugin API {', '.join(map(str, SUPPORTED_APIS))})"
 
 
 def _kwargs(pairs: list[str]) -> dict[str, Any]:
@@ -134,11 +135,15 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(json.dumps([b.__dict__ for b in backends], indent=2))
             return EXIT_OK
         if not backends:
-            print('No envhub backends installed. Install one from the envhub repository: pip install ".[gymnax]"')
+            from envhub.plugin_api import compatible_core_range
+
+            print(
+                f'No envhub backends installed; install one, e.g. pip install "envhub[gymnax]{compatible_core_range()}"'
+            )
             return EXIT_OK
         _print_table(
-            [[b.prefix, b.distribution, b.version, b.status] for b in backends],
-            ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"],
+            [[b.prefix, b.distribution, b.version, "-" if b.api is None else str(b.api), b.status] for b in backends],
+            ["PREFIX", "DISTRIBUTION", "VERSION", "API", "STATUS"],
         )
         for b in backends:
             if b.reason:

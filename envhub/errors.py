@@ -37,7 +37,7 @@ class UnknownBackendError(EnvhubError, LookupError):
         super().__init__(
             f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
             f"installed backends: {', '.join(known) or 'none'}. Run `envhub list` to see them, "
-            f'or install a plugin, e.g. pip install "envhub[gymnax]" from the envhub repository.'
+            f"or install a plugin{_plugin_hint(prefix)}."
         )
         self.prefix = prefix
         self.known = known
@@ -88,7 +88,19 @@ class PluginLoadError(EnvhubError, ImportError):
         )
         self.prefix = prefix
         self.origin = origin
-        self.original = exc
+        self.original: BaseException | None = exc
+
+
+class PluginIncompatibleError(PluginLoadError):
+    """A plugin was written for a plugin API, or requires an envhub version, that this core is not."""
+
+    def __init__(self, prefix: str, origin: str, problem: str, fix: str) -> None:
+        EnvhubError.__init__(
+            self, f"The envhub plugin {prefix!r} ({origin}) {problem}; other backends still work; fix: {fix}."
+        )
+        self.prefix = prefix
+        self.origin = origin
+        self.original = None
 
 
 class DuplicatePrefixError(EnvhubError, ValueError):
@@ -176,6 +188,13 @@ class ActionError(EnvhubError, TypeError):
             f"action of that shape and dtype (e.g. env.action_space.sample(key))."
         )
         self.env_id = env_id
+
+
+def _plugin_hint(prefix: str) -> str:
+    from envhub.plugin_api import IN_REPO_BACKENDS, compatible_core_range
+
+    extra = prefix.lower() if prefix.lower() in IN_REPO_BACKENDS else "gymnax"
+    return f', e.g. pip install "envhub[{extra}]{compatible_core_range()}"'
 
 
 def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:

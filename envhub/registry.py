@@ -20,6 +20,7 @@ from typing import Any
 import pluggy
 
 from envhub import hookspecs
+from envhub._version import __version__
 from envhub.env import Environment
 from envhub.errors import (
     BackendNotInstalledError,
@@ -28,13 +29,23 @@ from envhub.errors import (
     EnvUnavailableError,
     InvalidArgumentError,
     InvalidIdError,
+    PluginIncompatibleError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
 )
+from envhub.plugin_api import (
+    PLUGIN_API,
+    SUPPORTED_APIS,
+    core_requirement,
+    declared_api,
+    excludes_core,
+    install_hint,  # noqa: F401 (re-exported: envhub.registry.install_hint)
+    missing_requirements,
+)
+from envhub.plugin_api import normalize as _normalize
 
 ENTRY_POINT_GROUP = "envhub.backends"
-IN_REPO_BACKENDS = ("gymnax", "gymnasium", "envpool", "brax")
 BATCHING_MODES = ("vmap", "native")
 
 
@@ -69,6 +80,7 @@ class BackendStatus:
     version: str
     status: str  # "ok", "missing" (backend library not installed) or "error"
     reason: str = ""
+    api: int | None = None  # the plugin API it declares (ENVHUB_API); None: undeclared, taken as 1
 
 
 @dataclasses.dataclass
@@ -80,6 +92,7 @@ class _Backend:
     plugin: Any = None
     error: EnvhubError | None = None
     envs: dict[str, EnvSpec] | None = None
+    api: int | None = None
 
 
 class Registry:
@@ -140,6 +153,21 @@ class Registry:
 
     def _activate(self, backend: _Backend, plugin: Any) -> None:
         try:
+            backend.api = declared_api(plugin)
+        except TypeError as exc:
+            backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
+            raise backend.error from None
+        if (1 if backend.api is None else backend.api) not in SUPPORTED_APIS:
+            backend.error = PluginIncompatibleError(
+                backend.prefix,
+                _described(backend),
+                f"was written for envhub plugin API {backend.api}, but this envhub ({__version__}) supports "
+                f"plugin API {', '.join(map(str, SUPPORTED_APIS))}",
+                f"install a release of {backend.origin!r} written for plugin API {PLUGIN_API} "
+                f"(pip install -U {backend.origin}), or an envhub that supports API {backend.api}",
+            )
+            raise backend.error
+        try:
             self._pm.register(plugin, name=backend.prefix)
             self._pm.check_pending()  # a hookimpl with no matching hookspec (a typo) is refused here
         except Exception as exc:
@@ -155,6 +183,16 @@ class Registry:
             raise backend.error
         if backend.plugin is None:
             assert backend.entry_point is not None
+            wanted = core_requirement(backend.entry_point.dist)
+            if wanted and excludes_core(wanted):
+                backend.error = PluginIncompatibleError(
+                    prefix,
+                    _described(backend),
+                    f"requires envhub{wanted}, but envhub {__version__} is installed",
+                    f"pip install -U {backend.origin!r} for a release that accepts envhub {__version__}, "
+                    f'or pip install "envhub{wanted}"',
+                )
+                raise backend.error
             try:
                 plugin = backend.entry_point.load()
             except ModuleNotFoundError as exc:
@@ -176,7 +214,10 @@ class Registry:
         missing = exc.name or str(exc)
         if backend.entry_point is not None and missing.split(".")[0] == backend.entry_point.module.split(".")[0]:
             return PluginLoadError(backend.prefix, backend.origin, exc)  # the plugin module itself is gone
-        return BackendNotInstalledError(backend.prefix, missing, install_hint(backend.prefix, backend.origin, missing))
+        dist = backend.entry_point.dist if backend.entry_point is not None else None
+        return BackendNotInstalledError(
+            backend.prefix, missing, install_hint(backend.prefix, backend.origin, missing, dist)
+        )
 
     # --- environments ------------------------------------------------------------------------
 
@@ -277,17 +318,20 @@ class Registry:
             status, reason = "ok", ""
             try:
                 self._load(prefix)
-                missing = _missing_requirements(backend.entry_point)
+                dist = backend.entry_point.dist if backend.entry_point is not None else None
+                missing = missing_requirements(dist)
                 if missing:
                     status = "missing"
-                    reason = f"not installed: {', '.join(missing)}; {install_hint(prefix, backend.origin, missing[0])}"
+                    reason = (
+                        f"not installed: {', '.join(missing)}; {install_hint(prefix, backend.origin, missing[0], dist)}"
+                    )
             except BackendNotInstalledError as exc:
                 status, reason = "missing", str(exc)
             except EnvhubError as exc:
                 status, reason = "error", str(exc)
             if status == "ok":
                 reason = self._note(prefix)
-            rows.append(BackendStatus(prefix, backend.origin, backend.version, status, reason))
+            rows.append(BackendStatus(prefix, backend.origin, backend.version, status, reason, backend.api))
         return rows
 
     def _note(self, prefix: str) -> str:
@@ -315,39 +359,14 @@ def split_id(env_id: object) -> tuple[str, str]:
     return prefix, name
 
 
-def install_hint(prefix: str, origin: str, missing: str) -> str:
-    """The pip line that installs what the backend ``prefix`` needs."""
-    if prefix in IN_REPO_BACKENDS and _normalize(origin) == f"envhub-{prefix}":
-        return f'pip install "envhub[{prefix}]" (run in a clone of the envhub repository)'
-    return f"pip install {missing.split('.')[0]}"
-
-
 def _check_prefix(prefix: str) -> str:
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", prefix):
         raise InvalidArgumentError(f"Backend prefix {prefix!r} must be letters, digits, '_', '.' or '-' (no '/').")
     return prefix.lower()
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _missing_requirements(entry_point: metadata.EntryPoint | None) -> list[str]:
-    """Unconditional requirements of the plugin's distribution that are not installed (metadata only)."""
-    if entry_point is None or entry_point.dist is None:
-        return []
-    missing = []
-    for requirement in entry_point.dist.requires or []:
-        if ";" in requirement:
-            continue  # extras and environment markers: not needed unconditionally
-        name = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
-        if name is None:
-            continue
-        try:
-            metadata.distribution(name.group(0))
-        except metadata.PackageNotFoundError:
-            missing.append(name.group(0))
-    return missing
+def _described(backend: _Backend) -> str:
+    return f"{backend.origin} {backend.version}".strip()
 
 
 _default: Registry | None = None

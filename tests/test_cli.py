@@ -20,7 +20,7 @@ def toy():
 def test_list_backends_table_and_json(toy, capsys):
     assert main(["list"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert out.splitlines()[0].split() == ["PREFIX", "DISTRIBUTION", "VERSION", "STATUS"]
+    assert out.splitlines()[0].split() == ["PREFIX", "DISTRIBUTION", "VERSION", "API", "STATUS"]
     assert any(line.split()[:2] == ["toy", "<in-process>"] for line in out.splitlines())
     assert main(["list", "--json"]) == EXIT_OK
     rows = {r["prefix"]: r for r in json.loads(capsys.readouterr().out)}

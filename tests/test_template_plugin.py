@@ -13,17 +13,17 @@ TEMPLATE = Path(__file__).resolve().parents[1] / "plugins" / "_template"
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """pip-install the template into a private directory; return the env that puts it on sys.path."""
+    """Install the template (uv, from the test extra) into a private directory; return the env that puts it on sys.path."""
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
         [
             sys.executable,
             "-m",
+            "uv",
             "pip",
             "install",
             "--quiet",
             "--no-deps",
-            "--no-build-isolation",
             "--target",
             str(target),
             str(TEMPLATE),
@@ -46,6 +46,7 @@ def test_template_is_discovered_through_its_entry_point(installed):
         "version": "0.1.0",
         "status": "ok",
         "reason": "",
+        "api": 1,
     }
     assert json.loads(_envhub(installed, "list", "mybackend", "--json").stdout)[0]["id"] == "mybackend/Chain-v0"
 

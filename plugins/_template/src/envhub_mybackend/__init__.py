@@ -10,6 +10,10 @@ from typing import Any
 
 import envhub
 
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
 
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:

@@ -10,6 +10,10 @@ import inspect
 from typing import Any
 
 import envhub
+
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
 from envhub_brax.render import render_html, render_images
 
 # How the conformance kit drives brax environments: a short time limit through episode_length.

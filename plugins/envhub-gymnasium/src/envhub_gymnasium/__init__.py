@@ -11,6 +11,10 @@ from typing import Any
 
 import envhub
 
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
 # gymnasium envs whose module needs an optional dependency: (entry-point prefix, module, gymnasium extra).
 _OPTIONAL = (
     ("gymnasium.envs.box2d", "Box2D", "box2d"),

@@ -10,6 +10,10 @@ from typing import Any
 
 import envhub
 
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
 # Environments whose constructor cannot run offline, with the reason `make` reports.
 UNAVAILABLE = {
     "MNISTBandit-bsuite": "its constructor downloads the MNIST data set from the internet, which envhub does not do",

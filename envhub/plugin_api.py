@@ -1,0 +1,113 @@
+"""Plugin compatibility: the plugin API a plugin declares and the envhub range its distribution requires.
+
+A plugin module declares the API it was written for with ``ENVHUB_API = 1`` (a module attribute,
+read when ``envhub list`` or ``make`` imports the plugin module, never a backend library). Its
+distribution's ``Requires-Dist: envhub ...`` range is read from metadata alone, before any import.
+Undeclared plugins are taken to be written for API 1, the first one.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from typing import Any
+
+from envhub._version import __version__
+
+#: The plugin API this core implements (the hooks of ``envhub.hookspecs``).
+PLUGIN_API = 1
+#: Every plugin API this core can load.
+SUPPORTED_APIS: tuple[int, ...] = (1,)
+IN_REPO_BACKENDS = ("gymnax", "gymnasium", "envpool", "brax")
+
+_REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$")
+_CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
+
+
+def declared_api(plugin: Any) -> int | None:
+    """The ``ENVHUB_API`` a plugin object or module declares, or None; raise ``TypeError`` if it is no int."""
+    api = getattr(plugin, "ENVHUB_API", None)
+    if api is not None and (isinstance(api, bool) or not isinstance(api, int)):
+        raise TypeError(f"ENVHUB_API = {api!r} must be an int, e.g. ENVHUB_API = {PLUGIN_API}")
+    return api
+
+
+def core_requirement(dist: metadata.Distribution | None) -> str | None:
+    """The unconditional ``envhub`` specifier a distribution requires (e.g. ``>=0.1.0,<0.2``), or None."""
+    for requirement in (dist.requires if dist is not None else None) or []:
+        match = _REQ.match(requirement)
+        if match and normalize(match.group(1)) == "envhub" and not match.group(4):
+            return match.group(3).strip()
+    return None
+
+
+def excludes_core(specifier: str, version: str = __version__) -> bool:
+    """Whether ``specifier`` rules out ``version`` (release segments only; unknown clauses never exclude)."""
+    have = _release(version)
+    for clause in filter(None, (c.strip() for c in specifier.split(","))):
+        match = _CLAUSE.match(clause)
+        if match is None:
+            continue
+        op, raw = match.groups()
+        if raw.endswith(".*"):
+            prefix = _release(raw[:-2])
+            same = have[: len(prefix)] == prefix
+            if (op == "==" and not same) or (op == "!=" and same):
+                return True
+            continue
+        want = _release(raw)
+        width = max(len(have), len(want))
+        a, b = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+        ok = {
+            "==": a == b,
+            "!=": a != b,
+            "<=": a <= b,
+            ">=": a >= b,
+            "<": a < b,
+            ">": a > b,
+            "~=": a >= b and have[: len(want) - 1] == want[:-1],
+        }[op]
+        if not ok:
+            return True
+    return False
+
+
+def compatible_core_range(version: str = __version__) -> str:
+    """The range plugins of this release require: ``>=0.1.0,<0.2`` for 0.1.x."""
+    major, minor = (_release(version) + (0, 0))[:2]
+    return f">={version},<{major}.{minor + 1}" if major == 0 else f">={version},<{major + 1}"
+
+
+def install_hint(prefix: str, origin: str, missing: str, dist: metadata.Distribution | None = None) -> str:
+    """The pip line that installs what the backend ``prefix`` needs (the plugin's own requirement if it names one)."""
+    top = missing.split(".")[0]
+    for requirement in (dist.requires if dist is not None else None) or []:
+        match = _REQ.match(requirement)
+        if match and not match.group(4) and normalize(match.group(1)) == normalize(top):
+            return f'pip install "{match.group(1)}{match.group(3).strip()}"'
+    if prefix in IN_REPO_BACKENDS and normalize(origin) == f"envhub-{prefix}":
+        return f'pip install "envhub[{prefix}]{compatible_core_range()}"'
+    return f"pip install {top}"
+
+
+def missing_requirements(dist: metadata.Distribution | None) -> list[str]:
+    """Unconditional requirements of ``dist`` that are not installed (metadata only)."""
+    missing = []
+    for requirement in (dist.requires if dist is not None else None) or []:
+        match = _REQ.match(requirement)
+        if match is None or match.group(4):
+            continue  # extras and environment markers: not needed unconditionally
+        try:
+            metadata.distribution(match.group(1))
+        except metadata.PackageNotFoundError:
+            missing.append(match.group(1))
+    return missing
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    match = re.match(r"\d+(\.\d+)*", version.strip())
+    return tuple(int(p) for p in match.group(0).split(".")) if match else (0,)
