@@ -1,0 +1,60 @@
+"""The metadata every distribution gets when built: plain requirements, one shared version."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+import envhub
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
+IN_REPO = ("brax", "envpool", "gymnasium", "gymnax")
+
+
+def _built_metadata(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The METADATA hatchling writes for a wheel of ``project`` (its PEP 517 metadata hook)."""
+    from hatchling import build
+
+    monkeypatch.chdir(project)
+    out = tmp_path / project.name
+    out.mkdir()
+    info = build.prepare_metadata_for_build_wheel(str(out))
+    return Parser().parsestr((out / info / "METADATA").read_text())
+
+
+def test_core_metadata_names_plugins_by_range_without_direct_references(tmp_path, monkeypatch):
+    meta = _built_metadata(ROOT, tmp_path, monkeypatch)
+    requires = meta.get_all("Requires-Dist")
+    assert [r for r in requires if " @ " in r or "file:" in r] == []
+    assert meta["Version"] == envhub.__version__
+    for backend in IN_REPO:
+        for extra in (backend, "all"):
+            assert f"envhub-{backend}<0.2,>={envhub.__version__}; extra == '{extra}'" in requires
+    assert set(meta.get_all("Provides-Extra")) >= {*IN_REPO, "all"}
+    assert {r.split(";")[0] for r in requires if "extra" not in r} == {"jax>=0.4.35", "numpy", "pluggy>=1.5"}
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugins_share_the_version_and_require_the_core_range(plugin, tmp_path, monkeypatch):
+    meta = _built_metadata(plugin, tmp_path, monkeypatch)
+    requires = meta.get_all("Requires-Dist")
+    assert meta["Version"] == envhub.__version__
+    assert f"envhub<0.2,>={envhub.__version__}" in requires
+    assert [r for r in requires if re.match(r"[\w.-]+(\[[^\]]*\])?\s*@", r)] == []
+
+
+def test_version_script_finds_every_file_in_step():
+    spec = importlib.util.spec_from_file_location("version_script", ROOT / "scripts" / "version.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.root_version() == envhub.__version__
+    assert script.problems() == []
+    assert len(script.stamped("0.2.0")) == 2 + len(PLUGINS)  # root pyproject, _version.py, every plugin
+    with pytest.raises(SystemExit, match=r"version '1.0.0' must stay below 1.0"):
+        script.core_range("1.0.0")
