@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
-from typing_extensions import Self
 
 from envhub import spaces
 from envhub.errors import ActionError, ClosedEnvironmentError
 from envhub.types import TimeStep
+
+if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
+    from typing_extensions import Self
 
 State = TypeVar("State")
 Obs = TypeVar("Obs")
