@@ -20,6 +20,7 @@ import envhub
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = envhub.__version__
+BACKENDS = ("gymnax", "envpool", "")  # "": the core alone
 
 STEP = """
 import jax, envhub
@@ -43,12 +44,12 @@ def _run(args, cwd, check=True):
 
 def _install(tmp: Path, dist: Path, backend: str) -> Path:
     """A fresh venv holding envhub[backend] from ``dist`` only (exact versions: never PyPI's unrelated envhub)."""
-    venv = tmp / f"venv-{backend}"
+    venv = tmp / f"venv-{backend or 'core'}"
     uv = [sys.executable, "-m", "uv"]
     _run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], tmp)
     _run(
         [*uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "--find-links", str(dist),
-         f"envhub[{backend}]=={VERSION}", f"envhub-{backend}=={VERSION}"],
+         *([f"envhub[{backend}]=={VERSION}", f"envhub-{backend}=={VERSION}"] if backend else [f"envhub=={VERSION}"])],
         tmp,
     )  # fmt: skip
     return venv
@@ -58,8 +59,9 @@ def _install(tmp: Path, dist: Path, backend: str) -> Path:
 def test_built_distributions_install_and_run_outside_the_tree(tmp_path):
     dist = tmp_path / "dist"
     _run([sys.executable, str(ROOT / "scripts" / "build_release.py"), "--out", str(dist)], tmp_path)
-    with ThreadPoolExecutor(2) as pool:
-        venvs = dict(zip(("gymnax", "envpool"), pool.map(lambda b: _install(tmp_path, dist, b), ("gymnax", "envpool"))))
+    with ThreadPoolExecutor(3) as pool:
+        venvs = dict(zip(BACKENDS, pool.map(lambda b: _install(tmp_path, dist, b), BACKENDS)))
+    core = venvs.pop("")
 
     for backend, venv in venvs.items():
         rows = json.loads(_run([venv / "bin" / "envhub", "list", "--json"], tmp_path).stdout)
@@ -77,11 +79,13 @@ def test_built_distributions_install_and_run_outside_the_tree(tmp_path):
         where, *rest = out.split()
         assert Path(where).is_relative_to(venv) and " ".join(rest) == "(2, 4) float32 bool", out
 
-    # Bad input, each one line with the fix: a backend that is not installed, a plugin without its library.
-    gymnax = venvs["gymnax"]
-    run = _run([gymnax / "bin" / "envhub", "info", "envpool/CartPole-v1"], tmp_path, check=False)
+    # The core alone (jax, numpy, pluggy: nothing undeclared), and bad input, each one line with the fix:
+    # a backend that is not installed, a plugin without its library.
+    assert "No envhub backends installed" in _run([core / "bin" / "envhub", "list"], tmp_path).stdout
+    run = _run([core / "bin" / "envhub", "info", "envpool/CartPole-v1"], tmp_path, check=False)
     assert run.returncode == 3 and len(run.stderr.splitlines()) == 1
     assert f'pip install "envhub[envpool]>={VERSION},<0.' in run.stderr
+    gymnax = venvs["gymnax"]
     _run(
         [sys.executable, "-m", "uv", "pip", "install", "--quiet", "--no-deps", "--python", str(gymnax / "bin" / "python"),
          "--find-links", str(dist), f"envhub-brax=={VERSION}"],
