@@ -13,6 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from envhub._version import __version__
+from envhub.errors import PluginIncompatibleError
 
 #: The plugin API this core implements (the hooks of ``envhub.hookspecs``).
 PLUGIN_API = 1
@@ -30,6 +31,35 @@ def declared_api(plugin: Any) -> int | None:
     if api is not None and (isinstance(api, bool) or not isinstance(api, int)):
         raise TypeError(f"ENVHUB_API = {api!r} must be an int, e.g. ENVHUB_API = {PLUGIN_API}")
     return api
+
+
+def api_problem(prefix: str, origin: str, api: int | None) -> PluginIncompatibleError | None:
+    """The error for a plugin declaring ``api`` (None: undeclared, taken as 1), or None if this core loads it."""
+    if (1 if api is None else api) in SUPPORTED_APIS:
+        return None
+    name = origin.split()[0]
+    return PluginIncompatibleError(
+        prefix,
+        origin,
+        f"was written for envhub plugin API {api}, but this envhub ({__version__}) supports "
+        f"plugin API {', '.join(map(str, SUPPORTED_APIS))}",
+        f"install a release of {name!r} written for plugin API {PLUGIN_API} (pip install -U {name}), "
+        f"or an envhub that supports API {api}",
+    )
+
+
+def core_range_problem(prefix: str, origin: str, dist: metadata.Distribution | None) -> PluginIncompatibleError | None:
+    """The error for a plugin whose distribution requires an envhub range this core is outside of, or None."""
+    wanted = core_requirement(dist)
+    if not wanted or not excludes_core(wanted):
+        return None
+    name = origin.split()[0]
+    return PluginIncompatibleError(
+        prefix,
+        origin,
+        f"requires envhub{wanted}, but envhub {__version__} is installed",
+        f'pip install -U {name!r} for a release that accepts envhub {__version__}, or pip install "envhub{wanted}"',
+    )
 
 
 def core_requirement(dist: metadata.Distribution | None) -> str | None:

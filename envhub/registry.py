@@ -20,7 +20,6 @@ from typing import Any
 import pluggy
 
 from envhub import hookspecs
-from envhub._version import __version__
 from envhub.env import Environment
 from envhub.errors import (
     BackendNotInstalledError,
@@ -29,17 +28,14 @@ from envhub.errors import (
     EnvUnavailableError,
     InvalidArgumentError,
     InvalidIdError,
-    PluginIncompatibleError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
 )
 from envhub.plugin_api import (
-    PLUGIN_API,
-    SUPPORTED_APIS,
-    core_requirement,
+    api_problem,
+    core_range_problem,
     declared_api,
-    excludes_core,
     install_hint,  # noqa: F401 (re-exported: envhub.registry.install_hint)
     missing_requirements,
 )
@@ -157,15 +153,8 @@ class Registry:
         except TypeError as exc:
             backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
             raise backend.error from None
-        if (1 if backend.api is None else backend.api) not in SUPPORTED_APIS:
-            backend.error = PluginIncompatibleError(
-                backend.prefix,
-                _described(backend),
-                f"was written for envhub plugin API {backend.api}, but this envhub ({__version__}) supports "
-                f"plugin API {', '.join(map(str, SUPPORTED_APIS))}",
-                f"install a release of {backend.origin!r} written for plugin API {PLUGIN_API} "
-                f"(pip install -U {backend.origin}), or an envhub that supports API {backend.api}",
-            )
+        backend.error = api_problem(backend.prefix, _described(backend), backend.api)
+        if backend.error is not None:
             raise backend.error
         try:
             self._pm.register(plugin, name=backend.prefix)
@@ -183,15 +172,8 @@ class Registry:
             raise backend.error
         if backend.plugin is None:
             assert backend.entry_point is not None
-            wanted = core_requirement(backend.entry_point.dist)
-            if wanted and excludes_core(wanted):
-                backend.error = PluginIncompatibleError(
-                    prefix,
-                    _described(backend),
-                    f"requires envhub{wanted}, but envhub {__version__} is installed",
-                    f"pip install -U {backend.origin!r} for a release that accepts envhub {__version__}, "
-                    f'or pip install "envhub{wanted}"',
-                )
+            backend.error = core_range_problem(prefix, _described(backend), backend.entry_point.dist)
+            if backend.error is not None:
                 raise backend.error
             try:
                 plugin = backend.entry_point.load()
