@@ -86,7 +86,9 @@ def main() -> int:
         print(f"build_release: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"{len(files)} distributions in {out} (built in {built:.1f} s, checked in {time.perf_counter() - start - built:.1f} s):")
+    print(
+        f"{len(files)} distributions in {out} (built in {built:.1f} s, checked in {time.perf_counter() - start - built:.1f} s):"
+    )
     for f in files:
         print(f"  {f.name}")
     return 0

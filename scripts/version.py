@@ -41,7 +41,9 @@ def stamped(version: str) -> dict[Path, str]:
     rng = core_range(version)
     out = {}
     root = (ROOT / "pyproject.toml").read_text()
-    out[ROOT / "pyproject.toml"] = _PLUGIN_REQ.sub(lambda m: f'"{m.group(1)}{rng}"', _VERSION.sub(f'version = "{version}"', root, 1))
+    out[ROOT / "pyproject.toml"] = _PLUGIN_REQ.sub(
+        lambda m: f'"{m.group(1)}{rng}"', _VERSION.sub(f'version = "{version}"', root, 1)
+    )
     out[ROOT / "envhub" / "_version.py"] = re.sub(
         r'__version__ = "[^"]*"', f'__version__ = "{version}"', (ROOT / "envhub" / "_version.py").read_text()
     )
