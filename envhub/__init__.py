@@ -9,6 +9,7 @@ from envhub.env import Environment
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
+from envhub.render import record
 from envhub.rollout import Trajectory, Transition, random_policy, rollout
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
@@ -34,6 +35,7 @@ __all__ = [
     "list_envs",
     "make",
     "random_policy",
+    "record",
     "register_backend",
     "rollout",
     "spaces",
