@@ -88,12 +88,7 @@ def record(
         RenderError: the env cannot draw (``.html`` needs brax).
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise InvalidArgumentError(
-            f"record path {str(path)!r} has extension {suffix or '(none)'!r}, which envhub cannot write: "
-            f"use one of {', '.join(FORMATS)}."
-        )
+    suffix = check_path(path)
     for name, value in (("steps", steps), ("fps", fps)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidArgumentError(f"record {name}={value!r} must be a positive int.")
@@ -122,6 +117,21 @@ def record(
         frames = _eager_frames(env, policy, key, steps, draw, on_frame)
     writer(path, frames, fps)
     return len(frames)
+
+
+def check_path(path: str | os.PathLike[str]) -> str:
+    """Return the lowercase extension of ``path`` if ``record`` can write it.
+
+    Raises:
+        InvalidArgumentError: the extension is not one of ``FORMATS``.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise InvalidArgumentError(
+            f"record path {str(path)!r} has extension {suffix or '(none)'!r}, which envhub cannot write: "
+            f"use one of {', '.join(FORMATS)}."
+        )
+    return suffix
 
 
 def _tick(on_frame: Callable[[int, int], None] | None, t: int, steps: int) -> None:
@@ -194,4 +204,4 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
     return mp4
 
 
-__all__ = ["FORMATS", "record", "render"]
+__all__ = ["FORMATS", "check_path", "record", "render"]

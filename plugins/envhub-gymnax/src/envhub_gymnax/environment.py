@@ -92,7 +92,12 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
                 f"gymnax's visualizer has no drawing for {self.gymnax_env.name!r}",
                 "record its observations instead (gymnax draws classic control, MinAtar, Catch, mazes and PointRobot)",
             )
-        return draw(self.gymnax_env, self.params, jax.device_get(state))
+        return draw(self, jax.device_get(state))
+
+    def _close(self) -> None:
+        renderer = self.__dict__.pop("_gym_renderer", None)
+        if renderer is not None:
+            renderer.close()
 
     @property
     def action_space(self) -> spaces.Space:
