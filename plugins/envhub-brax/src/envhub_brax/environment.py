@@ -27,14 +27,19 @@ BACKENDS = ("generalized", "positional", "spring", "mjx")
 RESET_MODES = ("real", "cached")
 
 
+def use_egl_when_headless() -> None:
+    """Before mujoco is imported on Linux without a display, default ``MUJOCO_GL`` to EGL (off-screen rendering)."""
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+
+
 def import_brax_envs() -> Any:
     """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean.
 
     MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set).
     """
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
-        os.environ.setdefault("MUJOCO_GL", "egl")
+    use_egl_when_headless()
     with contextlib.redirect_stdout(sys.stderr):
         from brax import envs
     return envs
