@@ -42,6 +42,13 @@ def _make_gl_current(env: Any) -> None:
         try:
             import mujoco
 
+            windowed = getattr(getattr(mujoco, "GLContext", None), "__module__", "").startswith("mujoco.glfw")
+            if headless and windowed:  # glfw without a display aborts the process: refuse instead
+                raise RenderError(
+                    env.id,
+                    "mujoco was imported before envhub could pick EGL, so its OpenGL platform is glfw, which needs a display",
+                    "set MUJOCO_GL=egl (or osmesa) in the environment before starting Python",
+                )
             context = mujoco.GLContext(640, 480)
         except ImportError:
             raise RenderError(
@@ -49,6 +56,8 @@ def _make_gl_current(env: Any) -> None:
                 "envpool's MuJoCo renderer needs an OpenGL context from the Python package 'mujoco', which is not installed",
                 'pip install "envhub-envpool[mujoco-render]" (or: pip install mujoco)',
             ) from None
+        except RenderError:
+            raise
         except Exception as exc:  # noqa: BLE001 - no display, no EGL/OSMesa, ...
             raise RenderError(
                 env.id,
