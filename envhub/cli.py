@@ -238,7 +238,14 @@ def cmd_record(args: argparse.Namespace) -> int:
     with _make(args) as env:
         policy = envhub.random_policy(env)
         frames = envhub.record(
-            env, policy, jax.random.key(args.seed), args.steps, args.out, index=args.index, fps=args.fps, on_frame=on_frame
+            env,
+            policy,
+            jax.random.key(args.seed),
+            args.steps,
+            args.out,
+            index=args.index,
+            fps=args.fps,
+            on_frame=on_frame,
         )
         env_id = env.id
     if args.json:

@@ -68,7 +68,9 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """RGB frames of a concrete ``state``: ``(H, W, 3)``, or ``(N, H, W, 3)`` when batched and ``index`` is None."""
         from envhub.errors import RenderError
 
-        raise RenderError(self.id, f"the {type(self).__name__} backend has no renderer", "record its observations instead")
+        raise RenderError(
+            self.id, f"the {type(self).__name__} backend has no renderer", "record its observations instead"
+        )
 
     def _render_html(self, states: State, index: int) -> str:
         """An HTML page showing ``states`` (leaves lead with time); only some backends (brax) have one."""

@@ -46,7 +46,12 @@ def render(env: Environment[Any, Any, Any], state: Any, index: int | None = None
         )
     if index is not None:
         limit = env.num_envs
-        if limit is None or isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < limit:
+        if (
+            limit is None
+            or isinstance(index, bool)
+            or not isinstance(index, (int, np.integer))
+            or not 0 <= index < limit
+        ):
             rule = "the env is not batched, so leave index out" if limit is None else f"use 0 <= index < {limit}"
             raise InvalidArgumentError(f"render index={index!r} for {env.id!r} is out of range: {rule}.")
         index = int(index)
@@ -189,7 +194,7 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
     if suffix == ".gif":
 
         def gif(path: Path, frames: list[np.ndarray], fps: int) -> None:
-            iio.mimwrite(path, frames, format="GIF", duration=1000 / fps, loop=0)
+            iio.mimwrite(path, list[Any](frames), format="GIF", duration=1000 / fps, loop=0)
 
         return gif
     try:
@@ -199,7 +204,7 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
 
     def mp4(path: Path, frames: list[np.ndarray], fps: int) -> None:
         even = [np.pad(f, ((0, f.shape[0] % 2), (0, f.shape[1] % 2), (0, 0))) for f in frames]  # yuv420p
-        iio.mimwrite(path, even, format="FFMPEG", fps=fps, macro_block_size=1)
+        iio.mimwrite(path, list[Any](even), format="FFMPEG", fps=fps, macro_block_size=1)
 
     return mp4
 

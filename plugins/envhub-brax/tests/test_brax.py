@@ -13,8 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from envhub_brax import render_html  # noqa: I001 - before brax: it picks MuJoCo's headless OpenGL (EGL)
+
+# isort: off
+from envhub_brax import render_html  # before brax: it picks MuJoCo's headless OpenGL (EGL)
 from brax import envs as brax_envs
+
+# isort: on
 
 import envhub
 from envhub import testing
@@ -210,6 +214,8 @@ def test_render_draws_a_state_of_a_rollout(truncation_run):
 
 def test_record_html_of_a_batched_env(tmp_path):
     env = envhub.make(ENV, episode_length=LIMIT, num_envs=2)
-    frames = envhub.record(env, lambda key, obs: jnp.zeros((2, 1)), jax.random.key(0), 3, tmp_path / "run.html", index=1)
+    frames = envhub.record(
+        env, lambda key, obs: jnp.zeros((2, 1)), jax.random.key(0), 3, tmp_path / "run.html", index=1
+    )
     page = (tmp_path / "run.html").read_text()
     assert frames == 4 and "<html" in page.lower() and len(page) > 1000

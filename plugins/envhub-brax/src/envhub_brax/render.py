@@ -99,4 +99,3 @@ def draw(env: Any, state: Any, index: int | None, *, height: int = 240, width: i
         frames.append(np.asarray(renderer.render(), np.uint8))
     stacked = np.stack(frames)
     return stacked if env.num_envs is not None and index is None else stacked[0]
-
