@@ -11,6 +11,7 @@ from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState
 from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
+from envhub.render import record
 from envhub.rollout import Trajectory, Transition, random_policy, rollout
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
@@ -37,6 +38,7 @@ __all__ = [
     "list_envs",
     "make",
     "random_policy",
+    "record",
     "register_backend",
     "rollout",
     "spaces",

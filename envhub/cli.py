@@ -1,4 +1,4 @@
-"""The ``envhub`` command: list backends and environments, inspect, check and benchmark one.
+"""The ``envhub`` command: list backends and environments, inspect, check, benchmark and record one.
 
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
 not installed, plugin failure, ...). Data commands take ``--json``; progress goes to stderr.
@@ -22,6 +22,7 @@ EPILOG = """examples:
   envhub check gymnax/Pendulum-v1      run the conformance kit on one environment
   envhub bench gymnax/CartPole-v1 -n 1,64,1024 --json out.json --plot out.png
   envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
+  envhub record gymnasium/LunarLander-v3 --steps 300 --out lander.gif
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...)
 """
@@ -59,6 +60,14 @@ def _parser() -> argparse.ArgumentParser:
     env_command("info", "show an environment's spaces, dtypes and batching")
     p = env_command("check", "run the conformance kit on one environment")
     p.add_argument("--only", default=None, help="comma-separated check names (default: all)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p = env_command("record", "run a policy and write the episode to a GIF, MP4 or HTML file")
+    p.add_argument("--out", required=True, metavar="PATH", help="episode.gif, episode.mp4 or (brax) episode.html")
+    p.add_argument("--steps", type=int, default=200, help="steps to run (default 200); steps + 1 frames")
+    p.add_argument("--policy", choices=["random"], default="random", help="the policy (default random)")
+    p.add_argument("--index", type=int, default=0, help="which environment of a batch to draw (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="the key's seed (default 0)")
+    p.add_argument("--fps", type=int, default=30, help="frames per second of the file (default 30)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p = sub.add_parser("bench", help="measure steps per second of a jitted lax.scan rollout")
     p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
@@ -173,22 +182,36 @@ def _make(args: argparse.Namespace) -> Any:
 def cmd_info(args: argparse.Namespace) -> int:
     import jax
 
+    import envhub
+
     with _make(args) as env:
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
+        metadata = dict(env.metadata)
+        prefix = env.id.partition("/")[0]
+        plugin = next((b for b in envhub.list_backends() if b.prefix == prefix), None)
         info = {
             "id": env.id,
             "class": type(env.unwrapped).__name__,
+            "backend": f"{plugin.distribution} {plugin.version}" if plugin else prefix,
+            "library": metadata.pop("library", None),
+            "jax": jax.__version__,
+            "runs_on": "device (pure JAX)" if env.is_jax_native else "host (CPU, stepped through io_callback)",
             "num_envs": env.num_envs,
             "jax_native": env.is_jax_native,
             "jittable": True,
             "vmappable": env.is_jax_native and env.num_envs is None,
+            "time_limit": metadata.pop("time_limit", None),
+            "render_modes": list(env.render_modes),
             "action_space": repr(env.action_space),
             "observation_space": repr(env.observation_space),
+            "single_action_space": repr(env.single_action_space),
+            "single_observation_space": repr(env.single_observation_space),
             "obs": _describe(ts.obs),
             "info_keys": {k: _describe(v) for k, v in ts.info.items()},
+            **metadata,
         }
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps(info, indent=2, default=str))
     else:
         for key, value in info.items():
             print(f"{key:<18} {value}")
@@ -199,6 +222,42 @@ def _describe(tree: Any) -> Any:
     import jax
 
     return jax.tree.map(lambda x: f"{x.dtype}{list(x.shape)}", tree)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    import jax
+
+    import envhub
+    from envhub.render import check_path
+
+    if args.steps < 1 or args.fps < 1:
+        raise _UsageError("--steps and --fps must be at least 1")
+    check_path(args.out)  # before making the environment
+
+    def on_frame(i: int, total: int) -> None:
+        if not args.quiet and (i == total or i % max(1, total // 100) == 0):
+            done = 30 * i // total
+            end = "\n" if i == total else ""
+            print(f"\rdrawing [{'#' * done}{'.' * (30 - done)}] {i}/{total}", end=end, file=sys.stderr, flush=True)
+
+    with _make(args) as env:
+        policy = envhub.random_policy(env)
+        frames = envhub.record(
+            env,
+            policy,
+            jax.random.key(args.seed),
+            args.steps,
+            args.out,
+            index=args.index,
+            fps=args.fps,
+            on_frame=on_frame,
+        )
+        env_id = env.id
+    if args.json:
+        print(json.dumps({"id": env_id, "path": args.out, "frames": frames, "steps": args.steps}))
+    else:
+        print(f"wrote {frames} frames of {env_id} ({args.policy} policy) to {args.out}")
+    return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -283,7 +342,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"list": cmd_list, "info": cmd_info, "check": cmd_check, "bench": cmd_bench}
+COMMANDS = {"list": cmd_list, "info": cmd_info, "check": cmd_check, "bench": cmd_bench, "record": cmd_record}
 
 
 if __name__ == "__main__":

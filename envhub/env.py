@@ -34,6 +34,8 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     num_envs: int | None = None
     #: ``True`` when init/reset/step are pure JAX (so ``jax.vmap`` over them works).
     is_jax_native: bool = True
+    #: What this env can draw: ``"rgb_array"`` (``render``), ``"html"`` (``envhub.record`` to ``.html``).
+    render_modes: tuple[str, ...] = ()
 
     _closed: bool = False
 
@@ -63,6 +65,25 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 
     def _close(self) -> None:
         """Free host resources; the default has none to free."""
+
+    def _render(self, state: State, index: int | None) -> Any:
+        """RGB frames of a concrete ``state``: ``(H, W, 3)``, or ``(N, H, W, 3)`` when batched and ``index`` is None."""
+        from envhub.errors import RenderError
+
+        raise RenderError(
+            self.id, f"the {type(self).__name__} backend has no renderer", "record its observations instead"
+        )
+
+    def _render_html(self, states: State, index: int) -> str:
+        """An HTML page showing ``states`` (leaves lead with time); only some backends (brax) have one."""
+        from envhub.errors import RenderError
+
+        raise RenderError(self.id, "it has no HTML viewer (only brax has one)", "record to .gif or .mp4 instead")
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What ``envhub info`` shows beyond the spaces: ``time_limit``, ``library`` versions, backend notes."""
+        return {}
 
     # --- the public API ----------------------------------------------------------------------
 
@@ -95,6 +116,19 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """Apply ``action``; when the episode ends, ``ts.obs`` is already the next episode's first."""
         self._check_open("step")
         return self._step(key, state, check_action(self.id, self.action_space, action))
+
+    def render(self, state: State, index: int | None = None) -> Any:
+        """Draw a concrete (not traced) ``state`` as uint8 RGB frames; see ``envhub.render``.
+
+        Returns ``(H, W, 3)``, or ``(N, H, W, 3)`` for a batched env; ``index=i`` draws only env ``i``.
+
+        Raises:
+            RenderError: the backend cannot draw, or ``state`` is traced (render outside ``jit``).
+            ClosedEnvironmentError: after ``close()``; StaleStateError: an old host state.
+        """
+        from envhub.render import render
+
+        return render(self, state, index)
 
     @property
     def single_action_space(self) -> spaces.Space:

@@ -197,6 +197,25 @@ def _plugin_hint(prefix: str) -> str:
     return f', e.g. pip install "envhub[{extra}]{compatible_core_range()}"'
 
 
+class RenderError(EnvhubError, RuntimeError):
+    """An environment cannot draw this state (or at all); the message says why and what to do."""
+
+    def __init__(self, env_id: str, problem: str, fix: str) -> None:
+        super().__init__(f"Cannot render {env_id!r}: {problem}; {fix}")
+        self.env_id = env_id
+
+
+class MissingDependencyError(EnvhubError, ImportError):
+    """An optional feature needs a Python package that is not installed."""
+
+    def __init__(self, purpose: str, package: str, install_hint: str) -> None:
+        super().__init__(
+            f"{purpose} needs the Python package {package!r}, which is not installed; install it with: {install_hint}"
+        )
+        self.package = package
+        self.install_hint = install_hint
+
+
 def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
     """Return ' (did you mean ...?)' for close matches, matching case-insensitively."""
     by_lower = {c.lower(): c for c in candidates}

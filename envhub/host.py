@@ -30,7 +30,14 @@ from jax.experimental import io_callback
 
 from envhub import spaces
 from envhub.env import Environment
-from envhub.errors import ClosedEnvironmentError, EnvhubError, HostEnvError, HostVmapError, StaleStateError
+from envhub.errors import (
+    ClosedEnvironmentError,
+    EnvhubError,
+    HostEnvError,
+    HostVmapError,
+    RenderError,
+    StaleStateError,
+)
 from envhub.types import TimeStep
 
 # Environment objects by uid, held weakly: the callback finds its environment here.
@@ -119,6 +126,10 @@ class HostEnvironment(Environment[HostState, Any, Any]):
         """Reset only the sub-envs where ``mask``; return ``(obs, info)`` for all ``n`` (others: current)."""
         raise NotImplementedError(f"{type(self).__name__} cannot reset a subset of its sub-environments")
 
+    def _host_render(self, host: Any) -> Any:
+        """RGB frames ``(n, H, W, 3)`` of every sub-env of ``host``; the default cannot draw."""
+        raise RenderError(self.id, f"{type(self).__name__} has no renderer", "record its observations instead")
+
     @property
     @abc.abstractmethod
     def single_observation_space(self) -> spaces.Space: ...
@@ -154,6 +165,19 @@ class HostEnvironment(Environment[HostState, Any, Any]):
 
     def _close(self) -> None:
         self._finalizer()
+
+    def _render(self, state: HostState, index: int | None) -> Any:
+        """Draw the live host env of ``state`` (which must be its newest state, as for ``step``)."""
+        state = _check_state(self, state)
+        _, slot = self._find_slot(np.asarray(state.handle), np.asarray(state.step))
+        try:
+            frames = np.asarray(self._host_render(slot.host))
+        except EnvhubError:
+            raise
+        except Exception as exc:
+            problem = f"its backend raised {type(exc).__name__}: {exc}"
+            raise RenderError(self.id, problem, "see the backend's README for what rendering needs") from exc
+        return frames[0] if self.num_envs is None else frames if index is None else frames[index]
 
     # --- the functional API --------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
@@ -42,6 +43,9 @@ def select(where: jax.Array, new: Any, old: Any) -> Any:
 class Wrapper(Environment[Any, Any, Any]):
     """Delegate everything to ``env``; subclasses override what they change."""
 
+    #: ``True`` when this wrapper's state is ``WrapperState(inner, extra)`` (rendering unwraps it).
+    wraps_state: bool = False
+
     def __init__(self, env: Environment[Any, Any, Any]):
         self.env = env
 
@@ -56,6 +60,20 @@ class Wrapper(Environment[Any, Any, Any]):
 
     def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
         return self.env.reset(key, state, where=where)
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        return self.env.render(state.inner if self.wraps_state else state, index)
+
+    def _render_html(self, states: Any, index: int) -> str:
+        return self.env._render_html(states.inner if self.wraps_state else states, index)
+
+    @property
+    def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.env.render_modes
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.env.metadata
 
     def _replace_observation_space(self, single: spaces.Space) -> None:
         """Declare the observation space of one environment; the batched one follows."""
@@ -144,6 +162,14 @@ class VmapEnvironment(Wrapper):
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        if index is not None:
+            return self.env.render(jax.tree.map(lambda x: x[index], state))
+        return np.stack([self.env.render(jax.tree.map(lambda x, i=i: x[i], state)) for i in range(self._num_envs)])
+
+    def _render_html(self, states: Any, index: int) -> str:
+        return self.env._render_html(jax.tree.map(lambda x: x[:, index], states), 0)
 
     def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
         def reset_one(k: jax.Array, s: Any, w: jax.Array) -> tuple[Any, TimeStep[Any]]:

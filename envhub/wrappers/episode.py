@@ -20,6 +20,8 @@ class TimeLimit(Wrapper):
     ``final_obs`` keeps the observation reached and ``truncated`` is set; a terminal step wins.
     """
 
+    wraps_state = True  # its state is WrapperState(inner, extra)
+
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
@@ -95,6 +97,8 @@ class RecordEpisodeStatistics(Wrapper):
     """Add ``info["episode_return"]`` and ``info["episode_length"]``: the episode so far, this step
     included; on a step where ``ts.done``, the finished episode's totals. Zero after init/reset."""
 
+    wraps_state = True  # its state is WrapperState(inner, extra)
+
     def _zeros(self) -> dict[str, jax.Array]:
         shape = batch_shape(self.env)
         return {"episode_return": jnp.zeros(shape, jnp.float32), "episode_length": jnp.zeros(shape, jnp.int32)}
@@ -130,6 +134,8 @@ class EpisodicLife(Wrapper):
     Needs ``info["lives"]`` (Atari backends give it). After a lost life the game goes on: ``obs``
     equals ``final_obs``. The real game over still resets the game, as usual.
     """
+
+    wraps_state = True  # its state is WrapperState(inner, extra)
 
     def __init__(self, env: Environment[Any, Any, Any]):
         super().__init__(env)

@@ -22,6 +22,8 @@ class FrameStack(Wrapper):
     ends with the observation reached.
     """
 
+    wraps_state = True  # its state is WrapperState(inner, extra)
+
     def __init__(self, env: Environment[Any, Any, Any], num_frames: int):
         single = env.single_observation_space
         if not isinstance(single, spaces.Box):
@@ -70,6 +72,8 @@ class StickyAction(Wrapper):
     The draw uses its own key, split from the step key. At the start of every episode the
     previous action is ``noop`` (default 0), so nothing sticks across an episode boundary.
     """
+
+    wraps_state = True  # its state is WrapperState(inner, extra)
 
     def __init__(self, env: Environment[Any, Any, Any], prob: float = 0.25, noop: Any = 0):
         if isinstance(env.action_space, spaces.Tree):

@@ -117,6 +117,8 @@ class NormalizeObservation(Wrapper):
     step's ``final_obs``; ``obs`` and ``final_obs`` are both normalized with the updated values.
     """
 
+    wraps_state = True  # its state is WrapperState(inner, extra)
+
     def __init__(self, env: Environment[Any, Any, Any], epsilon: float = 1e-8):
         super().__init__(env)
         self.epsilon = epsilon
@@ -162,6 +164,8 @@ class NormalizeReward(Wrapper):
     Each environment keeps its own discounted return, restarted at episode ends; the variance is
     shared by the batch. ``info["unnormalized_reward"]`` keeps the original.
     """
+
+    wraps_state = True  # its state is WrapperState(inner, extra)
 
     def __init__(self, env: Environment[Any, Any, Any], gamma: float = 0.99, epsilon: float = 1e-8):
         super().__init__(env)

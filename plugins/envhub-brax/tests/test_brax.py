@@ -13,12 +13,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+# isort: off
+from envhub_brax import render_html  # before brax: it picks MuJoCo's headless OpenGL (EGL)
 from brax import envs as brax_envs
-from envhub_brax import render_html
+
+# isort: on
 
 import envhub
 from envhub import testing
-from envhub.errors import EnvUnavailableError, InvalidArgumentError
+from envhub.errors import EnvUnavailableError, InvalidArgumentError, RenderError
 
 ENV = "brax/inverted_pendulum"
 LIMIT = 10  # episode_length of the truncation tests; zero actions keep the pole up far longer
@@ -189,3 +193,29 @@ def test_kwargs_reach_brax():
 def test_bad_arguments_say_what_to_do(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         envhub.make(ENV, **kwargs)
+
+
+# --- rendering: MuJoCo's renderer where OpenGL is available, brax's HTML viewer always ------------
+
+
+def test_render_draws_a_state_of_a_rollout(truncation_run):
+    env, (_, _, states, _) = truncation_run
+    assert env.render_modes == ("rgb_array", "html")
+    try:
+        frame = env.render(jax.tree.map(lambda x: x[3], states))
+    except RenderError as exc:
+        if "OpenGL" not in str(exc):
+            raise
+        pytest.skip(f"no OpenGL context on this machine: {exc}")
+    assert frame.shape == (240, 320, 3) and frame.dtype == np.uint8 and frame.var() > 0
+    with pytest.raises(RenderError, match="the state is traced"):
+        jax.jit(env.render)(jax.tree.map(lambda x: x[0], states))
+
+
+def test_record_html_of_a_batched_env(tmp_path):
+    env = envhub.make(ENV, episode_length=LIMIT, num_envs=2)
+    frames = envhub.record(
+        env, lambda key, obs: jnp.zeros((2, 1)), jax.random.key(0), 3, tmp_path / "run.html", index=1
+    )
+    page = (tmp_path / "run.html").read_text()
+    assert frames == 4 and "<html" in page.lower() and len(page) > 1000

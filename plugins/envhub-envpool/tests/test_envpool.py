@@ -1,3 +1,4 @@
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -356,3 +357,38 @@ def test_async_loop_returns_each_env_exactly_once_per_send():
 def test_async_pool_checks_its_sizes():
     with pytest.raises(InvalidArgumentError, match=r"num_envs >= 2 \* batch_size - 1"):
         AsyncEnvpool("CartPole-v1", num_envs=4, batch_size=3)
+
+
+# --- more tasks people run, and rendering ----------------------------------------------------------
+
+
+class TestBreakout(testing.ConformanceTests):  # a second Atari game, unbatched
+    env_id = "envpool/Breakout-v5"
+
+
+class TestHalfCheetah(testing.ConformanceTests):  # MuJoCo: float64 specs, so the host bridge
+    env_id = "envpool/HalfCheetah-v4"
+
+
+def test_atari_renders_the_env_each_logical_env_plays_in():
+    with envhub.make("envpool/Pong-v5", num_envs=2) as env:
+        state, _ = env.init(KEY)
+        assert isinstance(state, EnvpoolState)
+        new, _ = jax.jit(env.step)(KEY, state, jnp.zeros(2, jnp.int32))
+        frames = env.render(new)
+        assert frames.shape == (2, 210, 160, 3) and frames.dtype == np.uint8 and frames.var() > 0
+        np.testing.assert_array_equal(env.render(new, index=1), frames[1])
+        with pytest.raises(StaleStateError, match="given a state from step 0, but its newest state is from step 1"):
+            env.render(state)
+    with pytest.raises(ClosedEnvironmentError):
+        env.render(new)
+
+
+def test_mujoco_renders_through_the_host_bridge():
+    if importlib.util.find_spec("mujoco") is None:  # not imported here: envhub picks EGL before mujoco loads
+        pytest.skip('MuJoCo frames need an OpenGL context from mujoco: pip install "envhub-envpool[mujoco-render]"')
+    with envhub.make("envpool/HalfCheetah-v4", num_envs=2) as env:
+        state, _ = env.init(KEY)
+        assert isinstance(state, HostState)
+        frames = env.render(state)
+        assert frames.shape[0] == 2 and frames.shape[-1] == 3 and frames.var() > 0

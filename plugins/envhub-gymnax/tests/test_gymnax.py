@@ -10,7 +10,7 @@ import pytest
 
 import envhub
 from envhub import spaces, testing
-from envhub.errors import EnvUnavailableError
+from envhub.errors import EnvUnavailableError, RenderError
 
 ALL = envhub.list_envs("gymnax")
 AVAILABLE = [s.id for s in ALL if s.available]
@@ -144,3 +144,31 @@ def test_deep_sea_keys_matter_when_gymnax_samples_the_action_map():
         testing.options_for(spec, keys_matter=True),
     )
     assert result.passed, result.message
+
+
+# --- rendering: gymnax's own visualizer ------------------------------------------------------------
+
+
+def test_render_classic_control_and_minatar_with_gymnax_visualizer():
+    pytest.importorskip("pygame", reason='classic control draws with pygame: pip install "envhub-gymnax[render]"')
+    env = envhub.make("gymnax/CartPole-v1")
+    state, _ = env.init(jax.random.key(0))
+    frame = env.render(state)
+    assert frame.shape == (400, 600, 3) and frame.dtype == np.uint8 and frame.var() > 0
+    step = jax.jit(env.step)
+    moved = state
+    for _ in range(8):  # always push right: the cart moves a few pixels
+        moved, _ = step(jax.random.key(1), moved, 1)
+    assert not np.array_equal(env.render(moved), frame)
+    env.close()
+    batched = envhub.make("gymnax/Breakout-MinAtar", num_envs=2)
+    frames = batched.render(batched.init(jax.random.key(0))[0])
+    assert frames.shape[0] == 2 and frames.shape[-1] == 3 and frames.var() > 0
+    assert batched.render_modes == ("rgb_array",)
+
+
+def test_env_without_a_drawing_says_so():
+    env = envhub.make("gymnax/DeepSea-bsuite")
+    assert env.render_modes == ()
+    with pytest.raises(RenderError, match=r"gymnax's visualizer has no drawing for 'DeepSea-bsuite'"):
+        env.render(env.init(jax.random.key(0))[0])

@@ -10,11 +10,14 @@ import inspect
 from typing import Any
 
 import envhub
+from envhub_brax.environment import use_egl_when_headless
+from envhub_brax.render import render_html, render_images
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
 ENVHUB_API = 1
-from envhub_brax.render import render_html, render_images
+
+use_egl_when_headless()  # MuJoCo reads MUJOCO_GL once, when first imported (by brax): set it before
 
 # How the conformance kit drives brax environments: a short time limit through episode_length.
 CHECK_OPTIONS: dict[str, Any] = {"time_limit_kwarg": "episode_length", "time_limit": 7, "atol": 1e-4}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.metadata
+import os
 import sys
 from typing import Any
 
@@ -25,8 +27,19 @@ BACKENDS = ("generalized", "positional", "spring", "mjx")
 RESET_MODES = ("real", "cached")
 
 
+def use_egl_when_headless() -> None:
+    """Before mujoco is imported on Linux without a display, default ``MUJOCO_GL`` to EGL (off-screen rendering)."""
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+
+
 def import_brax_envs() -> Any:
-    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean."""
+    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean.
+
+    MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set).
+    """
+    use_egl_when_headless()
     with contextlib.redirect_stdout(sys.stderr):
         from brax import envs
     return envs
@@ -131,6 +144,32 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         if self.num_envs is None:
             return self._single_observation_space
         return self._single_observation_space.batch(self.num_envs)
+
+    render_modes = ("rgb_array", "html")
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "time_limit": self.episode_length,
+            "library": f"brax {importlib.metadata.version('brax')}",
+            "pipeline": getattr(self.brax_env, "backend", None),
+            "reset_mode": self.reset_mode,
+        }
+
+    def _render(self, state: BraxState, index: int | None) -> Any:
+        from envhub_brax.render import draw
+
+        return draw(self, state, index)
+
+    def _render_html(self, states: BraxState, index: int) -> str:
+        from envhub_brax.render import render_html
+
+        return render_html(self, states, index=index)
+
+    def _close(self) -> None:
+        renderer = self.__dict__.pop("_mj_renderer", None)
+        if renderer is not None:
+            renderer.close()
 
     @property
     def sys(self) -> Any:

@@ -58,3 +58,44 @@ def render_images(
         env.unwrapped.sys, pipeline_states(env, states, index), height, width, camera
     )
     return frames
+
+
+def draw(env: Any, state: Any, index: int | None, *, height: int = 240, width: int = 320) -> np.ndarray:
+    """uint8 RGB frames of one envhub-brax state (``(N, H, W, 3)`` for a batch unless ``index``), with MuJoCo.
+
+    One ``mujoco.Renderer`` per environment object is kept (and freed by ``close()``); it needs an
+    OpenGL context: EGL or OSMesa when there is no display (``MUJOCO_GL``).
+    """
+    import mujoco
+
+    from envhub.errors import RenderError
+
+    pipeline = jax.device_get(state.brax.pipeline_state)
+    if env.num_envs is not None:
+        indices = range(env.num_envs) if index is None else [index]
+        batch = [jax.tree.map(lambda x, i=i: x[i], pipeline) for i in indices]
+    else:
+        batch = [pipeline]
+    model = env.sys.mj_model
+    renderer = env.__dict__.get("_mj_renderer")
+    if renderer is None:
+        try:
+            renderer = mujoco.Renderer(model, height=height, width=width)
+        except Exception as exc:  # noqa: BLE001 - MuJoCo raises FatalError, RuntimeError, ... without OpenGL
+            raise RenderError(
+                env.id,
+                f"MuJoCo's renderer needs an OpenGL context and could not create one ({type(exc).__name__}: {exc})",
+                "set MUJOCO_GL=egl (or osmesa) before importing brax, or record to .html (brax's web viewer)",
+            ) from exc
+        env.__dict__["_mj_renderer"] = renderer
+    frames = []
+    for ps in batch:
+        data = mujoco.MjData(model)
+        data.qpos, data.qvel = ps.q, ps.qd
+        if hasattr(ps, "mocap_pos") and hasattr(ps, "mocap_quat"):
+            data.mocap_pos, data.mocap_quat = ps.mocap_pos, ps.mocap_quat
+        mujoco.mj_forward(model, data)
+        renderer.update_scene(data, camera=-1)
+        frames.append(np.asarray(renderer.render(), np.uint8))
+    stacked = np.stack(frames)
+    return stacked if env.num_envs is not None and index is None else stacked[0]

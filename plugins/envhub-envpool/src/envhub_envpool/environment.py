@@ -23,6 +23,7 @@ Two paths run this same scheme and give bit-identical trajectories:
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import itertools
 from typing import Any
 
@@ -35,6 +36,7 @@ from envhub import spaces
 from envhub.errors import ClosedEnvironmentError, EnvUnavailableError, HostEnvError, HostVmapError, StaleStateError
 from envhub.host import HostEnvironment, HostState, key_to_seeds
 from envhub.types import TimeStep
+from envhub_envpool import render
 from envhub_envpool._shim import import_envpool, xla_available
 
 _bound_ids = itertools.count(1)
@@ -158,6 +160,8 @@ class EnvpoolEnvironment(HostEnvironment):
             "fast_path": self.fast_path,
             "fast_path_reason": self.fast_path_reason or "init(key) outside jit uses envpool's XLA send/recv",
             "envpool_envs": 2 * self._n,
+            "time_limit": self.kwargs.get("max_episode_steps", self._spec.config.max_episode_steps),
+            "library": f"envpool {importlib.metadata.version('envpool')}",
         }
 
     @property
@@ -180,6 +184,23 @@ class EnvpoolEnvironment(HostEnvironment):
             bound.close()
         self._bound.clear()
         super()._close()
+        render.free(self)
+
+    # --- rendering (envpool's render(env_ids) of the envs the logical envs play in) --------------
+
+    render_modes = ("rgb_array",)
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        if not isinstance(state, EnvpoolState):
+            return super()._render(state, index)
+        bound = self._owner(state, "render")
+        self._check_newest(bound, state, "render")
+        phys = np.asarray(state.phys).reshape(self._n)
+        frames = render.frames(self, bound.env, phys if index is None else phys[index : index + 1])
+        return frames[0] if self.num_envs is None or index is not None else frames
+
+    def _host_render(self, host: _Pool) -> Any:
+        return render.frames(self, host.env, host.phys)
 
     # --- pool creation and the physical <-> (n, 2) layout -------------------------------------
 
@@ -191,7 +212,7 @@ class EnvpoolEnvironment(HostEnvironment):
             num_envs=2 * self._n,
             batch_size=self._n,
             env_seed=[int(s) & 0x7FFFFFFF for s in seeds],
-            **self.kwargs,
+            **{"render_mode": "rgb_array", **self.kwargs},  # envpool draws only when render() is called
         )
 
     def _init_rows(self, env: Any) -> tuple[Any, dict[str, Any]]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
+import sys
 from typing import Any
 
 import envhub
@@ -57,9 +59,17 @@ def make_gymnasium_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
     ``vectorization_mode`` ("sync", "async", "vector_entry_point") picks gymnasium's vectorizer;
     every other kwarg (``max_episode_steps``, ``render_mode``, env-specific ones) goes to gymnasium.
     """
+    use_egl_when_headless()
     from envhub_gymnasium.environment import GymnasiumEnvironment
 
     return GymnasiumEnvironment(name, num_envs=num_envs, **kwargs)
+
+
+def use_egl_when_headless() -> None:
+    """MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set)."""
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
+        os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def _unavailable(spec: Any) -> str | None:

@@ -14,7 +14,7 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode
 
 from envhub import spaces
-from envhub.errors import EnvUnavailableError, HostEnvError, InvalidArgumentError
+from envhub.errors import EnvUnavailableError, HostEnvError, InvalidArgumentError, RenderError
 from envhub.host import HostEnvironment
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
@@ -34,6 +34,9 @@ class GymnasiumEnvironment(HostEnvironment):
         self.id = f"gymnasium/{name}"
         self.name, self.kwargs = name, kwargs
         self.vectorization_mode = _pick_mode(name, vectorization_mode)
+        if "render_mode" not in kwargs and "rgb_array" in _render_modes(name, self.vectorization_mode):
+            kwargs["render_mode"] = "rgb_array"  # gymnasium draws lazily: nothing is drawn until render()
+        self.render_modes = ("rgb_array",) if kwargs.get("render_mode") == "rgb_array" else ()
         host = self._host_make()  # the first vector env: read its spaces and info keys, keep it for init
         try:
             self._gym_action_space = host.single_action_space
@@ -95,6 +98,28 @@ class GymnasiumEnvironment(HostEnvironment):
             final_obs = self._unflatten(leaves)
         return obs, reward, terminated, truncated, final_obs, info
 
+    def _host_render(self, host: Any) -> Any:
+        if not self.render_modes:
+            raise RenderError(
+                self.id,
+                f"it was made with render_mode={self.kwargs.get('render_mode')!r}, and frames need 'rgb_array'",
+                "make it with render_mode='rgb_array' (the default where the env offers it)",
+            )
+        frames = host.render()
+        if isinstance(frames, (list, tuple)):
+            frames = np.stack([np.asarray(f) for f in frames])
+        frames = np.asarray(frames)
+        return frames[None] if frames.ndim == 3 else frames
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        spec = gymnasium.spec(self.name)
+        return {
+            "time_limit": self.kwargs.get("max_episode_steps", spec.max_episode_steps),
+            "library": f"gymnasium {gymnasium.__version__}",
+            "vectorization_mode": self.vectorization_mode,
+        }
+
     def _probe_info(self, host: Any) -> dict[str, jax.ShapeDtypeStruct]:
         """The numeric per-env info keys of one reset and one step (the env is reset again at init)."""
         _, reset_info = host.reset(seed=0)
@@ -146,7 +171,10 @@ def _extra_hint(name: str) -> str:
 def _pick_mode(name: str, requested: str | None) -> str:
     """gymnasium's own vector env when it can auto-reset in the same step, else sync (or as asked)."""
     spec = gymnasium.spec(name)
-    native = spec.vector_entry_point is not None and _vector_same_step(spec)
+    # ale-py's AtariVectorEnv preprocesses (84x84 grayscale, 4 stacked frames, clipped rewards): it is
+    # another environment than ALE/<Game>, so it is used only when asked for.
+    preprocesses = str(spec.vector_entry_point).startswith("ale_py")
+    native = spec.vector_entry_point is not None and not preprocesses and _vector_same_step(spec)
     if requested is None:
         return "vector_entry_point" if native else "sync"
     if requested not in ("sync", "async", "vector_entry_point"):
@@ -163,14 +191,30 @@ def _pick_mode(name: str, requested: str | None) -> str:
     return requested
 
 
+def _render_modes(name: str, mode: str) -> list[str]:
+    """The render modes gymnasium's env class ``name`` declares (``[]`` if it cannot be loaded or take one)."""
+    if mode == "vector_entry_point" and not _accepts(name, "render_mode"):
+        return []
+    entry = gymnasium.spec(name).entry_point
+    try:
+        creator = entry if callable(entry) else load_env_creator(entry)
+    except Exception:  # noqa: BLE001 - make() reports an unloadable env with its own error
+        return []
+    return list(getattr(creator, "metadata", {}).get("render_modes", []))
+
+
 def _creator(name: str) -> Any:
     entry = gymnasium.spec(name).vector_entry_point
     return entry if callable(entry) else load_env_creator(entry)
 
 
 def _accepts_autoreset_mode(name: str) -> bool:
+    return _accepts(name, "autoreset_mode")
+
+
+def _accepts(name: str, parameter: str) -> bool:
     try:
-        return "autoreset_mode" in inspect.signature(_creator(name)).parameters
+        return parameter in inspect.signature(_creator(name)).parameters
     except (TypeError, ValueError):
         return False
 

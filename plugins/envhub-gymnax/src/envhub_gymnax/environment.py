@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from typing import Any
 
 import gymnax
@@ -66,6 +67,37 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         obs_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[0], jax.random.key(0))
         self._observation_space = SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes))
         self._info_template: Any = None
+
+    @property
+    def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
+        from envhub_gymnax.render import DRAWABLE
+
+        return ("rgb_array",) if self.gymnax_env.name in DRAWABLE else ()
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "time_limit": getattr(self.params, "max_steps_in_episode", None),
+            "library": f"gymnax {importlib.metadata.version('gymnax')}",
+        }
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        from envhub_gymnax.render import draw
+
+        if not self.render_modes:
+            from envhub.errors import RenderError
+
+            raise RenderError(
+                self.id,
+                f"gymnax's visualizer has no drawing for {self.gymnax_env.name!r}",
+                "record its observations instead (gymnax draws classic control, MinAtar, Catch, mazes and PointRobot)",
+            )
+        return draw(self, jax.device_get(state))
+
+    def _close(self) -> None:
+        renderer = self.__dict__.pop("_gym_renderer", None)
+        if renderer is not None:
+            renderer.close()
 
     @property
     def action_space(self) -> spaces.Space:

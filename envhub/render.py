@@ -1,0 +1,212 @@
+"""Seeing what the agent does: the checks every ``env.render`` shares, and ``record`` to GIF, MP4 or HTML.
+
+Backends draw through ``Environment._render(state, index)`` (and ``_render_html`` for brax); this
+module refuses what no backend can draw (a traced state, a closed env) and checks what they return.
+Writing files needs ``imageio`` (``pip install "envhub[render]"``, and ``imageio-ffmpeg`` for MP4),
+imported only when ``record`` writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub.env import Environment
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError, RenderError
+from envhub.rollout import Policy
+
+#: The file types ``record`` writes, by extension.
+FORMATS = (".gif", ".mp4", ".html")
+_RENDER_EXTRA = 'pip install "envhub[render]" (from the envhub repository), or: pip install imageio'
+_VIDEO_EXTRA = 'pip install "envhub[video]" (from the envhub repository), or: pip install imageio imageio-ffmpeg'
+
+
+def render(env: Environment[Any, Any, Any], state: Any, index: int | None = None) -> np.ndarray:
+    """Draw a concrete ``state`` of ``env`` as uint8 RGB: ``(H, W, 3)``, batched ``(N, H, W, 3)``.
+
+    ``index=i`` draws only environment ``i`` of a batch (``(H, W, 3)``).
+
+    Raises:
+        RenderError: ``state`` is traced, or the backend cannot draw it (the message says why).
+        ClosedEnvironmentError: ``env`` was closed.
+        InvalidArgumentError: ``index`` is out of range, or given for an unbatched env.
+    """
+    if env.closed:
+        raise ClosedEnvironmentError(env.id, "render")
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(state)):
+        raise RenderError(
+            env.id,
+            "the state is traced (render was called inside jax.jit, vmap or scan), and drawing needs concrete values",
+            "call env.render(state) outside jit on a state a jitted function returned",
+        )
+    if index is not None:
+        limit = env.num_envs
+        if (
+            limit is None
+            or isinstance(index, bool)
+            or not isinstance(index, (int, np.integer))
+            or not 0 <= index < limit
+        ):
+            rule = "the env is not batched, so leave index out" if limit is None else f"use 0 <= index < {limit}"
+            raise InvalidArgumentError(f"render index={index!r} for {env.id!r} is out of range: {rule}.")
+        index = int(index)
+    frames = np.asarray(env._render(state, index))
+    batched = env.num_envs is not None and index is None
+    want = 4 if batched else 3
+    if frames.dtype != np.uint8 or frames.ndim != want or frames.shape[-1] != 3:
+        raise RenderError(
+            env.id,
+            f"its backend returned {frames.dtype}{list(frames.shape)}, not uint8 RGB of rank {want}",
+            "report this to the plugin's authors",
+        )
+    return frames
+
+
+def record(
+    env: Environment[Any, Any, Any],
+    policy: Policy,
+    key: jax.Array,
+    steps: int,
+    path: str | os.PathLike[str],
+    *,
+    index: int = 0,
+    fps: int = 30,
+    on_frame: Callable[[int, int], None] | None = None,
+) -> int:
+    """Run ``policy`` for ``steps`` steps from ``env.init`` and write what it did to ``path``; return the frame count.
+
+    The episode is the one ``envhub.rollout(env, policy, key, steps)`` runs (same keys). JAX-native
+    envs run it as one jitted ``lax.scan`` keeping every state, then draw each on the host; host envs
+    (gymnasium, envpool) hold their state outside JAX and cannot redraw an old one, so they step
+    eagerly (the policy jitted) and draw as they go. ``.gif`` and ``.mp4`` hold ``steps + 1`` frames
+    of environment ``index`` (identical consecutive frames merge in a GIF); ``.html`` is brax's viewer.
+    ``on_frame(i, total)`` reports progress.
+
+    Raises:
+        InvalidArgumentError: an unknown extension, ``steps < 1`` or ``fps < 1``.
+        MissingDependencyError: ``imageio`` (GIF, MP4) or ``imageio-ffmpeg`` (MP4) is not installed.
+        RenderError: the env cannot draw (``.html`` needs brax).
+    """
+    path = Path(path)
+    suffix = check_path(path)
+    for name, value in (("steps", steps), ("fps", fps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidArgumentError(f"record {name}={value!r} must be a positive int.")
+    if suffix == ".html":
+        if not env.is_jax_native:
+            raise RenderError(env.id, "it is a host environment without an HTML viewer", "record to .gif or .mp4")
+        states = _scan_states(env, policy, key, steps)
+        page = env._render_html(states, index)
+        path.write_text(page, encoding="utf-8")
+        if on_frame is not None:
+            on_frame(steps + 1, steps + 1)
+        return steps + 1
+    writer = _writer(suffix)
+    batched_index = None if env.num_envs is None else index
+
+    def draw(state: Any) -> np.ndarray:
+        return render(env, state, batched_index)
+
+    if env.is_jax_native:
+        states = _scan_states(env, policy, key, steps)
+        frames = []
+        for t in range(steps + 1):
+            frames.append(draw(jax.tree.map(lambda x, t=t: x[t], states)))
+            _tick(on_frame, t, steps)
+    else:
+        frames = _eager_frames(env, policy, key, steps, draw, on_frame)
+    writer(path, frames, fps)
+    return len(frames)
+
+
+def check_path(path: str | os.PathLike[str]) -> str:
+    """Return the lowercase extension of ``path`` if ``record`` can write it.
+
+    Raises:
+        InvalidArgumentError: the extension is not one of ``FORMATS``.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise InvalidArgumentError(
+            f"record path {str(path)!r} has extension {suffix or '(none)'!r}, which envhub cannot write: "
+            f"use one of {', '.join(FORMATS)}."
+        )
+    return suffix
+
+
+def _tick(on_frame: Callable[[int, int], None] | None, t: int, steps: int) -> None:
+    if on_frame is not None:
+        on_frame(t + 1, steps + 1)
+
+
+def _scan_states(env: Environment[Any, Any, Any], policy: Policy, key: jax.Array, steps: int) -> Any:
+    """Every state of the rollout (the first included), leaves leading with time, from one jitted scan."""
+
+    def run(key: jax.Array) -> Any:
+        init_key, run_key = jax.random.split(key)
+        state, ts = env.init(init_key)
+
+        def body(carry: Any, step_key: jax.Array) -> Any:
+            state, ts = carry
+            policy_key, env_key = jax.random.split(step_key)
+            state, ts = env.step(env_key, state, policy(policy_key, ts.obs))
+            return (state, ts), state
+
+        _, later = jax.lax.scan(body, (state, ts), jax.random.split(run_key, steps))
+        return jax.tree.map(lambda first, rest: jax.numpy.concatenate([first[None], rest]), state, later)
+
+    return jax.device_get(jax.jit(run)(key))
+
+
+def _eager_frames(
+    env: Environment[Any, Any, Any],
+    policy: Policy,
+    key: jax.Array,
+    steps: int,
+    draw: Callable[[Any], np.ndarray],
+    on_frame: Callable[[int, int], None] | None,
+) -> list[np.ndarray]:
+    """Step a host env eagerly with the same keys as ``rollout`` and draw each state as it is reached."""
+    act = jax.jit(policy)
+    init_key, run_key = jax.random.split(key)
+    state, ts = env.init(init_key)
+    frames = [draw(state)]
+    _tick(on_frame, 0, steps)
+    for t, step_key in enumerate(jax.random.split(run_key, steps)):
+        policy_key, env_key = jax.random.split(step_key)
+        state, ts = env.step(env_key, state, act(policy_key, ts.obs))
+        frames.append(draw(state))
+        _tick(on_frame, t + 1, steps)
+    return frames
+
+
+def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
+    """The writer for ``suffix``, importing its optional dependency now (before any rollout runs)."""
+    try:
+        import imageio.v2 as iio
+    except ImportError:
+        raise MissingDependencyError(f"Writing {suffix} files", "imageio", _RENDER_EXTRA) from None
+    if suffix == ".gif":
+
+        def gif(path: Path, frames: list[np.ndarray], fps: int) -> None:
+            iio.mimwrite(path, list[Any](frames), format="GIF", duration=1000 / fps, loop=0)
+
+        return gif
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("Writing .mp4 files", "imageio-ffmpeg", _VIDEO_EXTRA) from None
+
+    def mp4(path: Path, frames: list[np.ndarray], fps: int) -> None:
+        even = [np.pad(f, ((0, f.shape[0] % 2), (0, f.shape[1] % 2), (0, 0))) for f in frames]  # yuv420p
+        iio.mimwrite(path, list[Any](even), format="FFMPEG", fps=fps, macro_block_size=1)
+
+    return mp4
+
+
+__all__ = ["FORMATS", "check_path", "record", "render"]
