@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 from toy_envs import ToyPlugin
 
@@ -12,3 +14,14 @@ def registry() -> envhub.Registry:
     reg = envhub.Registry(autoload=False)
     reg.register_backend("toy", ToyPlugin())
     return reg
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A directory on sys.path where tests install fake distributions (see fake_dists.py)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("ENVHUB_PLUGINS", raising=False)
+    monkeypatch.delenv("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("fake_plugin")]:
+        del sys.modules[name]

@@ -16,14 +16,6 @@ OLD_API_PLUGIN = "ENVHUB_API = 0\n" + TOY_PLUGIN
 GOOD_PLUGIN = "ENVHUB_API = 1\n" + TOY_PLUGIN
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("ENVHUB_PLUGINS", raising=False)
-    monkeypatch.delenv("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    yield tmp_path
-    for name in [m for m in sys.modules if m.startswith("fake_plugin")]:
-        del sys.modules[name]
 
 
 def test_old_api_plugin_is_refused_and_the_good_one_works(site):

@@ -18,15 +18,6 @@ from envhub.errors import (
 from envhub.registry import install_hint
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    """A directory on sys.path where tests install fake distributions."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("ENVHUB_PLUGINS", raising=False)
-    monkeypatch.delenv("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    yield tmp_path
-    for name in [m for m in sys.modules if m.startswith("fake_plugin")]:
-        del sys.modules[name]
 
 
 # --- in-process registration -------------------------------------------------------------------
