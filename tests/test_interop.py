@@ -69,7 +69,9 @@ def test_from_gymnax_wraps_a_users_env_object():
     from envhub import testing
 
     results = testing.run_checks(lambda **kw: interop.from_gymnax(ShortCartPole()), testing.Options(num_steps=30))
-    assert all(r.passed for r in results), testing.format_report(results)
+    statuses = {r.name: r.status for r in results}
+    assert statuses.pop("truncation") == "skip"  # an adapted object has no time-limit kwarg to set
+    assert set(statuses.values()) == {"pass"}, testing.format_report(results)
     state, _ = env.init(jax.random.key(0))
     truncated = []
     for i in range(5):
