@@ -17,7 +17,8 @@ NUM_ENVS, STEPS = int(os.environ.get("NUM_ENVS", 16)), 30
 def main() -> None:
     mode = sys.argv[1]
     devices = int(sys.argv[2]) if mode == "single" else 4
-    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    flags = os.environ.get("XLA_FLAGS", "")  # the test run's own flags (see conftest.py), kept
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
     import jax
 
     if mode in ("multi", "host"):

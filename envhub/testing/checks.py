@@ -6,6 +6,7 @@ A check builds no program of its own unless it tests something only its own prog
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -39,16 +40,16 @@ def check_spaces(probe: Probe) -> None:
     for name in space_names(env):
         space = getattr(env, name)
         require(isinstance(space, spaces.Space), f"env.{name} is {space!r}, not an envhub.spaces.Space")
-    for name, (sample, inside) in probe.first_at_zero["samples"].items():
+    for name, (sample, inside) in probe.at_zero["samples"].items():
         require(inside, f"env.{name}.sample() gave {sample!r}, which it does not contain")
     if env.num_envs is not None:
-        for leaf in jax.tree.leaves(probe.first_at_zero["samples"]["action_space"][0]):
+        for leaf in jax.tree.leaves(probe.at_zero["samples"]["action_space"][0]):
             require(leaf.shape[:1] == (env.num_envs,), f"batched action leaf shape {leaf.shape} lacks num_envs")
 
 
 def check_init(probe: Probe) -> None:
     """init gives obs in the space, float32 zero reward, false bool flags, final_obs == obs."""
-    _, ts = probe.first_at_zero["init"]
+    ts = probe.at_zero["first"]
     require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
     batch = batch_shape(probe.env)
     require(
@@ -64,7 +65,7 @@ def check_init(probe: Probe) -> None:
         require(not bool(jnp.any(value)), f"{flag} is set right after init")
     mismatch = dtype_mismatch(probe.env.observation_space, ts.obs)
     require(mismatch is None, f"the init obs does not have the observation space's dtypes: {mismatch}")
-    require(probe.first_at_zero["obs_in_space"]["init"], f"init obs {ts.obs!r} is not in {probe.env.observation_space!r}")
+    require(probe.at_zero["init_inside"], f"init obs {ts.obs!r} is not in {probe.env.observation_space!r}")
     require(trees_close(ts.final_obs, ts.obs, 0.0), "after init, final_obs must equal obs")
     require(isinstance(ts.info, dict), f"info must be a dict, got {type(ts.info).__name__}")
 
@@ -72,20 +73,18 @@ def check_init(probe: Probe) -> None:
 def check_structure(probe: Probe) -> None:
     """(state, ts) have one pytree structure, shapes, dtypes and weak types from init, reset and step;
     the obs of step and reset lie in the observation space."""
-    first = probe.first_at_zero
+    first = jax.eval_shape(functools.partial(first_steps, probe.env), jax.random.key(0))  # traced, not compiled
     same_structure(first["init"], first["step"], "init vs step")
     same_structure(first["init"], first["reset"], "init vs reset")
-    for name in ("step", "reset"):
-        require(first["obs_in_space"][name], f"the obs after {name} is not in {probe.env.observation_space!r}")
+    require(probe.at_zero["reset_inside"], f"the obs after reset is not in {probe.env.observation_space!r}")
 
 
 def check_jit(probe: Probe) -> None:
     """A jitted scan rollout gives what an eager Python loop gives, for the same keys."""
-    key, action_key = jax.random.key(3), jax.random.key(4)
-    eager = rollout_fn(probe.env, 12, jit=False)(key, action_key)
-    first, steps, _ = probe.run(key, action_key)
+    eager = rollout_fn(probe.env, 12, jit=False)(jax.random.key(0), jax.random.key(1))
+    jitted = probe.at_zero
     require(
-        trees_close(eager, (first, _prefix(steps, 12)), probe.options.atol),
+        trees_close(eager, (jitted["first"], _prefix(jitted["steps"], 12)), probe.options.atol),
         "jit(scan) rollout differs from the eager loop with the same keys",
     )
 
@@ -98,7 +97,8 @@ def check_vmap(probe: Probe) -> None:
     keys = jax.random.split(jax.random.key(5), 3)
 
     def step_once(key: jax.Array) -> Any:
-        return first_steps(env, key)["step"][1]
+        state, _ = env.init(key)
+        return env.step(key, state, env.action_space.sample(key))[1]
 
     try:
         batched = jax.jit(jax.vmap(step_once))(keys)
@@ -108,7 +108,7 @@ def check_vmap(probe: Probe) -> None:
         return
     for i, key in enumerate(keys):
         require(
-            trees_close(jax.tree.map(lambda x, i=i: x[i], batched), probe.first(key)["step"][1], probe.options.atol),
+            trees_close(jax.tree.map(lambda x, i=i: x[i], batched), step_once(key), probe.options.atol),  # eager
             f"vmap result {i} differs from running key {i} alone (mis-routed?)",
         )
 
@@ -132,12 +132,13 @@ def check_autoreset(probe: Probe) -> None:
     options, keys = probe.options, (jax.random.key(11), jax.random.key(12))
     if options.time_limit_kwarg is None:
         num_steps = options.num_steps
-        _, steps, inside = probe.run(*keys)
-        steps, inside = _prefix(steps, num_steps), _prefix(inside, num_steps)
+        run = probe.run(*keys)
+        steps, inside = _prefix(run["steps"], num_steps), _prefix(run["inside"], num_steps)
         batch_ndim = len(batch_shape(probe.env))
     else:
         num_steps = probe.limited_steps
-        _, steps, inside = probe.run_limited(*keys)
+        run = probe.run_limited(*keys)
+        steps, inside = run["steps"], run["inside"]
         batch_ndim = np.ndim(steps.reward) - 1
     terminated, truncated = np.asarray(steps.terminated), np.asarray(steps.truncated)
     done = terminated | truncated
@@ -164,8 +165,8 @@ def check_truncation(probe: Probe) -> None:
     if options.time_limit_kwarg is None:
         raise CheckSkipped("the env has no time-limit kwarg (Options.time_limit_kwarg is None)")
     limit, keys = options.time_limit, (jax.random.key(13), jax.random.key(14))
-    _, short, _ = probe.run_limited(*keys)
-    _, long, _ = probe.run(*keys)  # the default (longer) limit: the same trajectory until an end
+    short = probe.run_limited(*keys)["steps"]
+    long = probe.run(*keys)["steps"]  # the default (longer) limit: the same trajectory until an end
     batch_ndim = np.ndim(short.reward) - 1
     terminated, truncated = np.asarray(short.terminated), np.asarray(short.truncated)
     done = terminated | truncated

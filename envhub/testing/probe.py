@@ -2,8 +2,9 @@
 
 Compilation dominates the kit's cost, so checks do not build programs of their own: they ask the
 ``Probe`` for what they inspect, and the probe compiles each program the first time a check needs
-it (``first``: init, one step, reset and space samples; ``run``: a scan rollout of the default env;
-``run_limited``: one of the env made with the short time limit).
+it (``run``: a scan rollout of the default env, with space samples and a final reset;
+``run_limited``: one of the env made with the short time limit). Structure is read from traces
+(``jax.eval_shape``), which compile nothing.
 """
 
 from __future__ import annotations
@@ -112,33 +113,42 @@ def space_names(env: Environment[Any, Any, Any]) -> list[str]:
 
 
 def first_steps(env: Environment[Any, Any, Any], key: jax.Array) -> dict[str, Any]:
-    """init, one random step, then reset, all from ``key``; whether each obs is in the space; and a
-    sample of every space with whether the space contains it."""
+    """init, one random step, then reset, all from ``key``: the (state, TimeStep) pair of each."""
     after_init = env.init(key)
     after_step = env.step(key, after_init[0], env.action_space.sample(key))
-    after_reset = env.reset(key, after_step[0])
-    out = {"init": after_init, "step": after_step, "reset": after_reset}
-    samples = {}
-    for name in space_names(env):
-        space = getattr(env, name)
-        sample = space.sample(jax.random.key(1))
-        samples[name] = (sample, space.contains(sample))
-    return {**out, "obs_in_space": {k: in_space(env, pair[1].obs) for k, pair in out.items()}, "samples": samples}
+    return {"init": after_init, "step": after_step, "reset": env.reset(key, after_step[0])}
 
 
-def checked_rollout_fn(env: Environment[Any, Any, Any], num_steps: int) -> Callable[[jax.Array, jax.Array], Any]:
-    """Jitted ``run(key, action_key)`` -> (first, steps, in_space): ``in_space`` holds, per step,
-    whether obs and final_obs lie in the observation space."""
+def checked_rollout_fn(
+    env: Environment[Any, Any, Any], num_steps: int, *, extras: bool = False
+) -> Callable[[jax.Array, jax.Array], dict[str, Any]]:
+    """Jitted ``run(key, action_key)``: a rollout as a dict of ``first`` (init's TimeStep), ``steps``
+    (stacked) and ``inside`` (per step: whether obs and final_obs lie in the observation space).
+
+    With ``extras`` it also resets at the end and samples every space, adding ``init_inside`` and
+    ``reset_inside`` (whether those obs lie in the space) and ``samples`` ({name: (sample, contained)}),
+    so one program serves every check that inspects values.
+    """
 
     def body(state: Any, keys: tuple[jax.Array, jax.Array]) -> tuple[Any, Any]:
         state, ts = random_step(env, state, keys)
         return state, (ts, {"obs": in_space(env, ts.obs), "final_obs": in_space(env, ts.final_obs)})
 
-    def run(key: jax.Array, action_key: jax.Array) -> Any:
+    def run(key: jax.Array, action_key: jax.Array) -> dict[str, Any]:
         init_key, step_keys = rollout_keys(key, action_key, num_steps)
         state, first = env.init(init_key)
-        _, (steps, inside) = jax.lax.scan(body, state, step_keys)
-        return first, steps, inside
+        state, (steps, inside) = jax.lax.scan(body, state, step_keys)
+        out = {"first": first, "steps": steps, "inside": inside}
+        if extras:
+            _, after_reset = env.reset(key, state)
+            out["init_inside"] = in_space(env, first.obs)
+            out["reset_inside"] = in_space(env, after_reset.obs)
+            out["samples"] = {}
+            for name in space_names(env):
+                space = getattr(env, name)
+                sample = space.sample(jax.random.key(1))
+                out["samples"][name] = (sample, space.contains(sample))
+        return out
 
     return jax.jit(run)
 
@@ -175,7 +185,7 @@ class Probe:
     @functools.cached_property
     def run(self) -> Callable[[jax.Array, jax.Array], Any]:
         """Jitted ``run(key, action_key)`` of ``main_steps`` steps of ``env`` (see ``checked_rollout_fn``)."""
-        return checked_rollout_fn(self.env, self.main_steps)
+        return checked_rollout_fn(self.env, self.main_steps, extras=True)
 
     @functools.cached_property
     def limited_steps(self) -> int:
@@ -190,14 +200,9 @@ class Probe:
         return checked_rollout_fn(env, self.limited_steps)
 
     @functools.cached_property
-    def first(self) -> Callable[[jax.Array], dict[str, Any]]:
-        """Jitted ``first(key)``: see ``first_steps``."""
-        return jax.jit(functools.partial(first_steps, self.env))
-
-    @functools.cached_property
-    def first_at_zero(self) -> dict[str, Any]:
-        """``first(jax.random.key(0))``, computed once for the checks that inspect it."""
-        return self.first(jax.random.key(0))
+    def at_zero(self) -> dict[str, Any]:
+        """``run(key(0), key(1))``, computed once for the checks that inspect one rollout."""
+        return self.run(jax.random.key(0), jax.random.key(1))
 
     def close(self) -> None:
         """Close every environment this probe made."""
