@@ -57,13 +57,25 @@ def trees_close(a: Any, b: Any, atol: float) -> bool:
     )
 
 
-def leaf_equal(a: Any, b: Any, batch_ndim: int) -> np.ndarray:
-    """Per-transition equality of two pytrees whose leaves lead with (time, *batch)."""
+def leaf_equal(a: Any, b: Any, batch_ndim: int, atol: float | None = None) -> np.ndarray:
+    """Per-transition equality of two pytrees whose leaves lead with (time, *batch).
+
+    Floats are equal when bit-identical, or with ``atol`` within ``atol`` plus a relative 1e-5
+    (values from two different compiled programs may differ by rounding); NaN equals NaN.
+    """
     eq = None
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         x, y = np.asarray(x), np.asarray(y)
         axes = tuple(range(1 + batch_ndim, x.ndim))
-        same = np.all((x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y, axis=axes)
+        if x.dtype.kind == "f":
+            same = (
+                np.isclose(x, y, rtol=1e-5, atol=atol, equal_nan=True)
+                if atol is not None
+                else (x == y) | (np.isnan(x) & np.isnan(y))
+            )
+        else:
+            same = x == y
+        same = np.all(same, axis=axes)
         eq = same if eq is None else eq & same
     assert eq is not None
     return eq

@@ -83,9 +83,7 @@ def run_checks(
 
 def format_report(results: list[CheckResult]) -> str:
     """A readable table of results, failures and skips explained."""
-    lines = [
-        f"{r.status.upper():<4}  {r.name:<12} {r.seconds:6.1f}s  {'' if r.passed else r.message}" for r in results
-    ]
+    lines = [f"{r.status.upper():<4}  {r.name:<12} {r.seconds:6.1f}s  {'' if r.passed else r.message}" for r in results]
     counts = {status: sum(r.status == status for r in results) for status in ("pass", "fail", "skip")}
     lines.append(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
     return "\n".join(lines)
