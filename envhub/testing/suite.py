@@ -109,8 +109,8 @@ def check_env(make_env: MakeEnv, options: Options = Options()) -> None:
 class ConformanceTests:
     """pytest base class: set ``env_id`` (and options) or override ``make_env``; one test per check.
 
-    The checks of one class share a probe (its programs compile once) and, under pytest-xdist with
-    ``--dist loadgroup``, run on one worker.
+    The checks of one class share a probe, so its programs compile once per process; under
+    pytest-xdist, ``--dist loadscope`` keeps a class on one worker.
     """
 
     env_id: str = ""
@@ -118,14 +118,6 @@ class ConformanceTests:
     #: ``None`` takes the options the backend registered for ``env_id``.
     options: Options | None = None
     _probes: ClassVar[dict[type, Probe]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        try:
-            import pytest
-        except ImportError:  # the class is only useful under pytest, but importing it must not need it
-            return
-        pytest.mark.xdist_group(f"{cls.__module__}.{cls.__qualname__}")(cls)
 
     def make_env(self, **kwargs: Any) -> Environment[Any, Any, Any]:
         import envhub
