@@ -179,8 +179,12 @@ class Probe:
     @functools.cached_property
     def main_steps(self) -> int:
         """Length of the default env's rollout: enough for every check that slices a prefix."""
-        no_limit = self.options.time_limit_kwarg is None
-        return max(64, self.options.num_steps if no_limit else 0, self.options.time_limit)
+        options = self.options
+        # The auto-reset check needs num_steps when there is no limit kwarg; otherwise 64 steps
+        # (fewer if the author asked for fewer, as for slow envs) serve determinism, jit (12)
+        # and the truncation check's long run (time_limit).
+        wanted = options.num_steps if options.time_limit_kwarg is None else min(64, options.num_steps)
+        return max(12, options.time_limit, wanted)
 
     @functools.cached_property
     def run(self) -> Callable[[jax.Array, jax.Array], Any]:
