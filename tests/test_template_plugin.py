@@ -56,6 +56,7 @@ def test_template_passes_envhub_check(installed):
     report = json.loads(run.stdout)
     assert run.returncode == 0, report
     assert report["passed"] and len(report["checks"]) == 10
+    assert [c["name"] for c in report["checks"] if c["status"] == "skip"] == ["vmap"]  # -n 3: already batched
 
 
 def test_template_own_tests_pass(installed):
