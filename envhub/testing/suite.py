@@ -13,6 +13,7 @@ from envhub.testing.checks import CHECKS
 from envhub.testing.probe import MakeEnv, Options, Probe
 
 Status = Literal["pass", "fail", "skip"]
+DEFAULT_OPTIONS = Options()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +38,9 @@ class CheckResult:
         return self.status == "skip"
 
 
-def run_check(name: str, make_env: MakeEnv, options: Options = Options(), *, probe: Probe | None = None) -> CheckResult:
+def run_check(
+    name: str, make_env: MakeEnv, options: Options = DEFAULT_OPTIONS, *, probe: Probe | None = None
+) -> CheckResult:
     """Run one check; a contract violation (or any exception) becomes a failed result.
 
     ``probe`` shares compiled programs between checks of one env (``run_checks`` passes one);
@@ -62,7 +65,7 @@ def run_check(name: str, make_env: MakeEnv, options: Options = Options(), *, pro
 
 def run_checks(
     make_env: MakeEnv,
-    options: Options = Options(),
+    options: Options = DEFAULT_OPTIONS,
     *,
     only: list[str] | None = None,
     on_start: Callable[[str, int, int], None] | None = None,
@@ -99,7 +102,7 @@ def options_for(spec: Any, **overrides: Any) -> Options:
     return Options(**given)
 
 
-def check_env(make_env: MakeEnv, options: Options = Options()) -> None:
+def check_env(make_env: MakeEnv, options: Options = DEFAULT_OPTIONS) -> None:
     """Run every check and raise ``AssertionError`` with the report if any fails (skips are fine)."""
     results = run_checks(make_env, options)
     if any(r.failed for r in results):
