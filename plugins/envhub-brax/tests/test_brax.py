@@ -137,7 +137,7 @@ def test_dynamics_equal_raw_brax_up_to_the_time_limit(truncation_run, raw_brax):
 
 def test_termination_dynamics_and_terminated_wins_over_the_time_limit(pendulum, raw_brax):
     """Hold still, then push the cart so the pole falls on step t = LIMIT-1, where the time limit falls too."""
-    env, rollout = pendulum
+    _, rollout = pendulum
     run, reset_obs = raw_brax
     key, actions = jax.random.key(1), jnp.zeros((STEPS, 1)).at[LIMIT - 2 :].set(1.0)
     obs, reward, done, truncation = run(key, actions, 1000)  # no time limit in reach: done is the fall
