@@ -22,3 +22,15 @@ if os.environ.get("ENVHUB_TEST_XLA_FLAGS") != "default":
 # backends); let the first import write the bytecode cache for all the others.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    # One compilation cache for this test run, shared by the xdist workers and every subprocess a
+    # test starts (the template's kit runs twice, the sharding workers compile what the tests do).
+    import atexit
+    import shutil
+    import tempfile
+
+    _cache = tempfile.mkdtemp(prefix="envhub-tests-jax-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
