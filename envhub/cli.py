@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -283,14 +284,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"id": spec.id, "passed": all(r.passed for r in results), "checks": [r.__dict__ for r in results]},
+                {
+                    "id": spec.id,
+                    "passed": not any(r.failed for r in results),
+                    "checks": [{**dataclasses.asdict(r), "passed": r.passed} for r in results],
+                },
                 indent=2,
             )
         )
     else:
         print(f"envhub check {spec.id}" + (f" (num_envs={args.num_envs})" if args.num_envs else ""))
         print(testing.format_report(results))
-    return EXIT_OK if all(r.passed for r in results) else EXIT_CHECK_FAILED
+    return EXIT_CHECK_FAILED if any(r.failed for r in results) else EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1,9 +1,13 @@
-"""Run in a subprocess by test_sharding.py: XLA_FLAGS and jax.distributed must be set before jax starts.
+"""Run in subprocesses by test_sharding.py: XLA_FLAGS and jax.distributed must be set before jax starts.
 
-usage: python sharding_worker.py single DEVICES OUT.npz
-       python sharding_worker.py multi PROCESS_ID PORT OUT.npz
-       python sharding_worker.py host PROCESS_ID PORT OUT.npz   (a gymnasium pool per process)
-Writes the sharded rollout's observations (the addressable shards) and output sharding specs.
+usage: python sharding_worker.py single DEVICES OUT_DIR
+       python sharding_worker.py pair PROCESS_ID PORT OUT_DIR   (run twice, process 0 and 1)
+single writes one sharded rollout per entry of SINGLE_JOBS over DEVICES simulated devices (gymnax.npz,
+brax.npz); pair joins one jax.distributed session of 2 processes with 4 devices each and writes
+multiI.npz (this process's shards of one rollout over all 8 devices) and hostI.npz (a gymnasium pool
+per process). A sharded rollout's file holds the addressable shards and the output sharding specs.
+One process runs several jobs because starting one (jax, gymnax's imports, the distributed session)
+costs as much as a job.
 """
 
 from __future__ import annotations
@@ -12,28 +16,45 @@ import os
 import sys
 
 NUM_ENVS, STEPS = int(os.environ.get("NUM_ENVS", 16)), 30
+SINGLE_JOBS = {
+    "gymnax": ("gymnax/CartPole-v1", {}),
+    # Episodes end inside the rollout: resets too. generalized is inverted_pendulum's default, named
+    # because test_sharding's rounding note was measured with it (positional and spring compile no faster).
+    "brax": ("brax/inverted_pendulum", {"backend": "generalized", "episode_length": 12}),
+}
 
 
 def main() -> None:
-    mode = sys.argv[1]
+    mode, out_dir = sys.argv[1], sys.argv[-1]
     devices = int(sys.argv[2]) if mode == "single" else 4
-    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    flags = os.environ.get("XLA_FLAGS", "")  # the test run's own flags (see conftest.py), kept
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
     import jax
 
-    if mode in ("multi", "host"):
+    if mode == "pair":
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(f"127.0.0.1:{sys.argv[3]}", num_processes=2, process_id=int(sys.argv[2]))
     import numpy as np
 
-    if mode == "host":
-        np.savez(sys.argv[-1], obs=host_rollout(jax.process_index()), process=jax.process_index())
+    if mode == "single":
+        for name, (env_id, kwargs) in SINGLE_JOBS.items():
+            np.savez(os.path.join(out_dir, f"{name}.npz"), **sharded_rollout(env_id, kwargs))
         return
+    i = jax.process_index()
+    np.savez(os.path.join(out_dir, f"multi{i}.npz"), **sharded_rollout(*SINGLE_JOBS["gymnax"]))
+    np.savez(os.path.join(out_dir, f"host{i}.npz"), obs=host_rollout(i), process=i)
+
+
+def sharded_rollout(env_id, kwargs):
+    """The rollout sharded over a mesh of every device: this process's shards, the specs, and the uneven-batch error."""
+    import jax
+    import numpy as np
     from jax.sharding import Mesh
 
     import envhub
 
     mesh = Mesh(np.array(jax.devices()), ("envs",))
-    env = envhub.make(env_id(), num_envs=NUM_ENVS, mesh=mesh, **env_kwargs())
+    env = envhub.make(env_id, num_envs=NUM_ENVS, mesh=mesh, **kwargs)
     run = jax.jit(lambda key: rollout_obs(env, key), out_shardings=(env.over_time(), env.batch_sharding))
     obs, final_state_leaf = run(jax.random.key(0))
     uneven_error = ""
@@ -42,24 +63,13 @@ def main() -> None:
     except envhub.errors.InvalidArgumentError as exc:
         uneven_error = str(exc)
     shards = {f"rows_{s.index[1].start}_{s.index[1].stop}": np.asarray(s.data) for s in obs.addressable_shards}
-    np.savez(
-        sys.argv[-1],
+    return dict(
         obs_spec=str(obs.sharding.spec),
         state_spec=str(final_state_leaf.sharding.spec),
         num_devices=jax.device_count(),
         uneven_error=uneven_error,
         **shards,
     )
-
-
-def env_id():
-    return os.environ.get("ENV_ID", "gymnax/CartPole-v1")
-
-
-def env_kwargs():
-    import json
-
-    return json.loads(os.environ.get("ENV_KWARGS", "{}"))
 
 
 def host_rollout(process_index):

@@ -51,7 +51,7 @@ def test_info_json(toy, capsys):
 def test_check_passes_with_progress_and_fails_with_exit_1(toy, capsys):
     assert main(["check", "toy/Corridor-v0", "--only", "init,truncation"]) == EXIT_OK
     captured = capsys.readouterr()
-    assert "[ 1/2] init ..." in captured.err and "2 passed, 0 failed" in captured.out
+    assert "[ 1/2] init ..." in captured.err and "2 passed, 0 failed, 0 skipped" in captured.out
     assert (
         main(["check", "toy/Corridor-v0", "-k", "bug=next_step_reset", "--only", "truncation", "--json", "-q"])
         == EXIT_CHECK_FAILED

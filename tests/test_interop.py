@@ -2,6 +2,7 @@
 
 import gymnasium
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -69,7 +70,9 @@ def test_from_gymnax_wraps_a_users_env_object():
     from envhub import testing
 
     results = testing.run_checks(lambda **kw: interop.from_gymnax(ShortCartPole()), testing.Options(num_steps=30))
-    assert all(r.passed for r in results), testing.format_report(results)
+    statuses = {r.name: r.status for r in results}
+    assert statuses.pop("truncation") == "skip"  # an adapted object has no time-limit kwarg to set
+    assert set(statuses.values()) == {"pass"}, testing.format_report(results)
     state, _ = env.init(jax.random.key(0))
     truncated = []
     for i in range(5):
@@ -84,10 +87,14 @@ def test_from_brax_wraps_a_users_env_object():
     brax_env = envs.get_environment("inverted_pendulum", backend="generalized")
     env = interop.from_brax(brax_env, episode_length=3, num_envs=2)
     assert env.id == "brax-object/InvertedPendulum"
-    state, ts = env.init(jax.random.key(0))
-    flags = []
-    for i in range(3):
-        state, ts = env.step(jax.random.key(i), state, np.zeros((2, 1), np.float32))
-        flags.append(np.asarray(ts.truncated).tolist())
+
+    @jax.jit  # one compile of init and step: brax op by op is slow to dispatch
+    def run(key):
+        state, _ = env.init(key)
+        step = lambda state, k: env.step(k, state, jnp.zeros((2, 1), jnp.float32))  # noqa: E731
+        return jax.lax.scan(step, state, jax.random.split(key, 3))[1]
+
+    ts = run(jax.random.key(0))
+    flags = np.asarray(ts.truncated).tolist()
     assert flags[-1] == [True, True] and not any(any(f) for f in flags[:-1])
-    assert not np.allclose(ts.obs, ts.final_obs)
+    assert not np.allclose(ts.obs[-1], ts.final_obs[-1])

@@ -16,8 +16,6 @@ OLD_API_PLUGIN = "ENVHUB_API = 0\n" + TOY_PLUGIN
 GOOD_PLUGIN = "ENVHUB_API = 1\n" + TOY_PLUGIN
 
 
-
-
 def test_old_api_plugin_is_refused_and_the_good_one_works(site):
     write_dist(
         site, "fake-plugin-old", {"old": "fake_plugin_old"}, {"fake_plugin_old": OLD_API_PLUGIN}, version="0.3.0"

@@ -17,9 +17,6 @@ from envhub.errors import (
 )
 from envhub.registry import install_hint
 
-
-
-
 # --- in-process registration -------------------------------------------------------------------
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -13,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 from jax.sharding import Mesh
-from sharding_worker import NUM_ENVS, rollout_obs
+from sharding_worker import NUM_ENVS, SINGLE_JOBS, host_rollout, rollout_obs
 
 import envhub
 from envhub.errors import InvalidArgumentError
@@ -21,9 +20,52 @@ from envhub.errors import InvalidArgumentError
 WORKER = str(Path(__file__).with_name("sharding_worker.py"))
 
 
-def unsharded(env_id="gymnax/CartPole-v1", num_envs=NUM_ENVS, **kwargs):
-    env = envhub.make(env_id, num_envs=num_envs, **kwargs)
+class Workers:
+    """Worker processes started at once, writing into ``out``; ``load(name)`` waits for them, then reads ``out/name``.
+
+    The tests compute their unsharded references between starting and loading, while the workers run.
+    """
+
+    def __init__(self, out, *argvs):
+        self.out = out
+        self.procs = [subprocess.Popen([sys.executable, WORKER, *argv, str(out)]) for argv in argvs]
+
+    def load(self, name):
+        assert [p.wait(timeout=300) for p in self.procs] == [0] * len(self.procs)
+        return np.load(self.out / name)
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:  # a test failed before loading
+                p.kill()
+                p.wait()
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    """One process with 8 simulated devices that runs every job of SINGLE_JOBS (gymnax.npz, brax.npz)."""
+    workers = Workers(tmp_path_factory.mktemp("single"), ["single", "8"])
+    yield workers
+    workers.stop()
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """Two processes in one jax.distributed session, each writing multiI.npz and hostI.npz."""
+    port = _free_port()
+    workers = Workers(tmp_path_factory.mktemp("pair"), *(["pair", str(i), port] for i in range(2)))
+    yield workers
+    workers.stop()
+
+
+def unsharded(env_id, kwargs):
+    env = envhub.make(env_id, num_envs=NUM_ENVS, **kwargs)
     return np.asarray(jax.jit(lambda k: rollout_obs(env, k))(jax.random.key(0))[0])
+
+
+@pytest.fixture(scope="module")
+def gymnax_reference():
+    return unsharded(*SINGLE_JOBS["gymnax"])
 
 
 def check_shards(result, reference, exact=True):
@@ -38,50 +80,35 @@ def check_shards(result, reference, exact=True):
     return rows
 
 
-def test_eight_devices_bit_identical_and_sharded(tmp_path):
-    out = tmp_path / "single.npz"
-    subprocess.run([sys.executable, WORKER, "single", "8", str(out)], check=True)
-    result = np.load(out)
+def test_eight_devices_bit_identical_and_sharded(single, gymnax_reference):
+    result = single.load("gymnax.npz")
     assert int(result["num_devices"]) == 8
     assert str(result["obs_spec"]) == "P(None, 'envs')" and str(result["state_spec"]) == "P('envs',)"
     assert "num_envs=12 does not divide evenly over mesh axis 'envs' of size 8" in str(result["uneven_error"])
-    assert len(check_shards(result, unsharded())) == 8  # each device holds its own 2 environments
+    assert len(check_shards(result, gymnax_reference)) == 8  # each device holds its own 2 environments
 
 
-def test_brax_eight_devices_equal_to_float32_rounding(tmp_path):
+def test_brax_eight_devices_equal_to_float32_rounding(single):
     """brax is NOT bit-identical when sharded: a few values differ in the last bit (2.4e-7 at most).
 
     XLA compiles brax's physics for the sharded program with other fusions than for one device
     (the differences move with the per-device batch but never vanish: 2, 8 and 16 per device were
     tried), so this test holds brax to float32 rounding while gymnax is held to bit equality.
     """
-    out = tmp_path / "brax.npz"
-    kwargs = {"backend": "generalized", "episode_length": 12}  # episodes end inside the rollout: resets too
-    environ = {**os.environ, "ENV_ID": "brax/inverted_pendulum", "ENV_KWARGS": json.dumps(kwargs)}
-    subprocess.run([sys.executable, WORKER, "single", "8", str(out)], check=True, env=environ)
-    result = np.load(out)
+    reference = unsharded(*SINGLE_JOBS["brax"])
+    result = single.load("brax.npz")
     assert str(result["obs_spec"]) == "P(None, 'envs')"
-    assert len(check_shards(result, unsharded("brax/inverted_pendulum", **kwargs), exact=False)) == 8
+    assert len(check_shards(result, reference, exact=False)) == 8
 
 
-def test_two_processes_each_step_their_shard(tmp_path):
-    port = _free_port()
-    outs = [tmp_path / f"p{i}.npz" for i in range(2)]
-    procs = [subprocess.Popen([sys.executable, WORKER, "multi", str(i), port, str(outs[i])]) for i in range(2)]
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
-    reference = unsharded()
-    covered = sorted(sum((check_shards(np.load(o), reference) for o in outs), []), key=lambda n: int(n.split("_")[1]))
+def test_two_processes_each_step_their_shard(pair, gymnax_reference):
+    results = [pair.load(f"multi{i}.npz") for i in range(2)]
+    covered = sorted(sum((check_shards(r, gymnax_reference) for r in results), []), key=lambda n: int(n.split("_")[1]))
     assert len(covered) == 8 and covered[0] == "rows_0_2" and covered[-1] == "rows_14_16"
 
 
-def test_host_pools_one_per_process(tmp_path):
-    port = _free_port()
-    outs = [tmp_path / f"h{i}.npz" for i in range(2)]
-    procs = [subprocess.Popen([sys.executable, WORKER, "host", str(i), port, str(outs[i])]) for i in range(2)]
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
-    from sharding_worker import host_rollout
-
-    results = [np.load(o) for o in outs]
+def test_host_pools_one_per_process(pair):
+    results = [pair.load(f"host{i}.npz") for i in range(2)]
     assert [int(r["process"]) for r in results] == [0, 1]
     for i, r in enumerate(results):  # each process served its own shard, seeded from its own key
         np.testing.assert_array_equal(r["obs"], host_rollout(i))

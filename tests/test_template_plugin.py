@@ -52,10 +52,13 @@ def test_template_is_discovered_through_its_entry_point(installed):
 
 
 def test_template_passes_envhub_check(installed):
-    run = _envhub(installed, "check", "mybackend/Chain-v0", "-n", "3", "--json", "-q")
+    run = _envhub(installed, "check", "mybackend/Chain-v0", "-n", "4", "--json", "-q")
     report = json.loads(run.stdout)
     assert run.returncode == 0, report
     assert report["passed"] and len(report["checks"]) == 10
+    assert [c["name"] for c in report["checks"] if c["status"] == "skip"] == [
+        "vmap"
+    ]  # -n 4: batched, as TestBatchedChain
 
 
 def test_template_own_tests_pass(installed):
@@ -67,4 +70,4 @@ def test_template_own_tests_pass(installed):
         cwd=TEMPLATE,
     )
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "20 passed" in run.stdout
+    assert "19 passed, 1 skipped" in run.stdout

@@ -19,11 +19,40 @@ def make(bug=None, num_envs=None):
     return factory
 
 
-@pytest.mark.parametrize("num_envs", [None, 3])
-def test_correct_env_passes_every_check(num_envs):
-    results = testing.run_checks(make(num_envs=num_envs), OPTIONS)
+def test_correct_env_passes_every_check():
+    results = testing.run_checks(make(), OPTIONS)
     assert [r.name for r in results] == list(testing.CHECKS)
     assert all(r.passed for r in results), testing.format_report(results)
+
+
+def test_batched_env_passes_and_skips_vmap_with_the_reason():
+    results = testing.run_checks(make(num_envs=3), OPTIONS)
+    vmap = next(r for r in results if r.name == "vmap")
+    assert vmap.skipped and "batched (num_envs=3)" in vmap.message
+    assert all(r.passed for r in results if r is not vmap), testing.format_report(results)
+    assert "SKIP  vmap" in testing.format_report(results) and "9 passed, 0 failed, 1 skipped" in testing.format_report(
+        results
+    )
+
+
+def test_truncation_is_skipped_without_a_time_limit_kwarg():
+    result = testing.run_check("truncation", make(), testing.Options())
+    assert result.skipped and not result.passed and "no time-limit kwarg" in result.message
+
+
+def test_the_base_class_reports_a_check_that_does_not_apply_as_a_pytest_skip():
+    class NoLimit(testing.ConformanceTests):
+        options = testing.Options()
+
+        def make_env(self, **kwargs):
+            return Corridor(**kwargs)
+
+    try:
+        with pytest.raises(pytest.skip.Exception, match="truncation: the env has no time-limit kwarg"):
+            NoLimit().test_truncation()
+        NoLimit().test_init()  # the other checks still run, on the class's one probe
+    finally:
+        NoLimit.teardown_class()
 
 
 @pytest.mark.parametrize(
@@ -35,6 +64,9 @@ def test_correct_env_passes_every_check(num_envs):
         ("weak_info", "structure", "weak_type", OPTIONS),
         ("float_reward", "structure", "reward", OPTIONS),
         ("ignores_key", "determinism", "identical trajectories", OPTIONS),
+        ("no_truncation", "truncation", "ran past the time limit 5", OPTIONS),
+        ("obs_dtype", "init", "leaf 0 is float16", OPTIONS),
+        ("reset_state", "structure", "init vs reset: pytree structures differ", OPTIONS),
     ],
 )
 def test_each_violation_is_caught(bug, check, message, options):

@@ -18,7 +18,9 @@ class Corridor(envhub.Environment[Any, Any, Any]):
     ``bug`` switches on one contract violation, so tests can prove the kit catches it:
     "next_step_reset" (a dummy step after each episode), "final_obs" (final_obs is the reset obs),
     "both_flags" (truncated set on terminal steps too), "weak_info" (weak-typed info at step),
-    "ignores_key" (every episode starts in the same cell), "float_reward" (float64-ish reward dtype).
+    "ignores_key" (every episode starts in the same cell), "float_reward" (weak-typed reward),
+    "no_truncation" (the time limit is never applied), "obs_dtype" (float16 obs in a float32 Box),
+    "reset_state" (reset returns a state with an extra field).
     """
 
     def __init__(self, length: int = 6, max_steps: int = 20, bug: str | None = None):
@@ -33,7 +35,8 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         return spaces.Box(0.0, float(self.length), (2,))
 
     def _obs(self, pos: jax.Array, t: jax.Array) -> jax.Array:
-        return jnp.stack([pos, t]).astype(jnp.float32) * jnp.array([1.0, 0.0], jnp.float32)
+        obs = jnp.stack([pos, t]).astype(jnp.float32) * jnp.array([1.0, 0.0], jnp.float32)
+        return obs.astype(jnp.float16) if self.bug == "obs_dtype" else obs
 
     def _start(self, key: jax.Array) -> jax.Array:
         if self.bug == "ignores_key":
@@ -46,7 +49,8 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         return state, TimeStep.first(self._obs(pos, state["t"]), {"moved": jnp.bool_(False)})
 
     def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return self._init(key)
+        state, ts = self._init(key)
+        return ({**state, "episodes": jnp.int32(1)} if self.bug == "reset_state" else state), ts
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         if self.bug == "next_step_reset":
@@ -55,6 +59,8 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         t = state["t"] + 1
         terminated = pos >= self.length
         truncated = (t >= self.max_steps) & ~terminated
+        if self.bug == "no_truncation":
+            truncated = jnp.bool_(False)
         if self.bug == "both_flags":  # every end reported as a time limit too, as brax's done does
             truncated = (t >= self.max_steps) | terminated
         done = terminated | truncated

@@ -17,6 +17,7 @@ import pytest
 # isort: off
 from envhub_brax import render_html  # before brax: it picks MuJoCo's headless OpenGL (EGL)
 from brax import envs as brax_envs
+from brax.envs.wrappers.training import EpisodeWrapper
 
 # isort: on
 
@@ -43,7 +44,12 @@ def test_every_brax_env_is_listed():
     assert all(s.available for n, s in listed.items() if n != "swimmer")
 
 
-# --- shared rollouts -------------------------------------------------------------------------
+# --- shared programs -------------------------------------------------------------------------
+# Every brax program costs seconds to compile on CPU, so these tests share three, each called with
+# other keys and actions of one shape: envhub's rollout with episode_length=LIMIT, raw brax's
+# rollout (its time limit an argument) and raw brax's reset.
+
+STEPS = 2 * LIMIT + 1  # two time limits, then one step more
 
 
 def _rollout(env, key, actions):
@@ -60,38 +66,54 @@ def _rollout(env, key, actions):
     return first, keys, states, steps
 
 
-def _raw_rollout(episode_length, key, actions):
-    """raw brax (its EpisodeWrapper, no auto-reset) from the same reset key: obs, reward, done, truncation."""
-    raw = brax_envs.create("inverted_pendulum", episode_length=episode_length, auto_reset=False)
+@pytest.fixture(scope="module")
+def pendulum():
+    """envhub's inverted_pendulum with episode_length=LIMIT and its jitted ``_rollout``."""
+    env = envhub.make(ENV, episode_length=LIMIT)
+    return env, jax.jit(functools.partial(_rollout, env))
 
-    def run(key):
+
+@pytest.fixture(scope="module")
+def truncation_run(pendulum):
+    env, rollout = pendulum
+    return env, rollout(jax.random.key(0), jnp.zeros((STEPS, 1)))
+
+
+@pytest.fixture(scope="module")
+def raw_brax():
+    """raw brax's inverted_pendulum: ``run(key, actions, episode_length)`` and ``reset_obs(key)``, both jitted.
+
+    ``run`` steps under brax's EpisodeWrapper without auto-reset (what ``brax.envs.create`` builds
+    with ``auto_reset=False``) from the reset with the same key as ``_rollout``'s init, and returns
+    obs, reward, done, truncation. The wrapper only compares its time limit with the step count,
+    so the limit can be a traced argument: one compile serves every limit.
+    """
+    base = brax_envs.get_environment("inverted_pendulum")
+
+    @jax.jit
+    def run(key, actions, episode_length):
+        raw = EpisodeWrapper(base, episode_length, action_repeat=1)
+
         def body(s, a):
             s = raw.step(s, a)
             return s, (s.obs, s.reward, s.done, s.info["truncation"])
 
         return jax.lax.scan(body, raw.reset(jax.random.split(key)[0]), actions)[1]
 
-    return jax.jit(run)(key), raw
+    return run, jax.jit(lambda key: base.reset(key).obs)
 
 
-@pytest.fixture(scope="module")
-def truncation_run():
-    env = envhub.make(ENV, episode_length=LIMIT)
-    actions = jnp.zeros((2 * LIMIT + 1, 1))
-    return env, jax.jit(functools.partial(_rollout, env))(jax.random.key(0), actions)
-
-
-def test_time_limit_is_truncation_with_the_reached_obs(truncation_run):
+def test_time_limit_is_truncation_with_the_reached_obs(truncation_run, raw_brax):
     env, (first, keys, states, ts) = truncation_run
+    _, reset_obs = raw_brax
     assert np.flatnonzero(np.asarray(ts.truncated)).tolist() == [LIMIT - 1, 2 * LIMIT - 1]
     assert not np.asarray(ts.terminated).any()
     assert np.asarray(states.steps).tolist() == list(range(1, LIMIT)) + [0] + list(range(1, LIMIT)) + [0, 1]
     # final_obs == obs except where the episode ended; there obs is a fresh reset with that step's key.
     ended = np.asarray(ts.done)
     np.testing.assert_array_equal(ts.final_obs[~ended], ts.obs[~ended])
-    reset = jax.jit(env.unwrapped.brax_env.reset)
     for t in np.flatnonzero(ended):
-        np.testing.assert_allclose(ts.obs[t], reset(keys[t]).obs, rtol=1e-6)
+        np.testing.assert_allclose(ts.obs[t], reset_obs(keys[t]), rtol=1e-6)
         assert not np.allclose(ts.obs[t], ts.final_obs[t])
 
 
@@ -102,10 +124,10 @@ def test_consecutive_episodes_start_from_different_states(truncation_run):
         assert not np.allclose(starts[a], starts[b]), f"episodes {a} and {b} start from the same state"
 
 
-def test_dynamics_equal_raw_brax_up_to_the_time_limit(truncation_run):
+def test_dynamics_equal_raw_brax_up_to_the_time_limit(truncation_run, raw_brax):
     _, (first, _, _, ts) = truncation_run
-    actions = jnp.zeros((2 * LIMIT + 1, 1))
-    (obs, reward, done, truncation), _ = _raw_rollout(LIMIT, jax.random.key(0), actions)
+    run, _ = raw_brax
+    obs, reward, done, truncation = run(jax.random.key(0), jnp.zeros((STEPS, 1)), LIMIT)
     end = LIMIT  # steps 0 .. LIMIT-1; raw brax does not reset, so only the first episode compares
     np.testing.assert_allclose(ts.final_obs[:end], obs[:end], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ts.reward[:end], reward[:end])
@@ -113,20 +135,21 @@ def test_dynamics_equal_raw_brax_up_to_the_time_limit(truncation_run):
     np.testing.assert_array_equal(ts.done[:end], done[:end] > 0)  # raw brax: done=1 on the time limit too
 
 
-def test_termination_dynamics_and_terminated_wins_over_the_time_limit():
-    """Push the cart until the pole falls at step t; with episode_length=t+1 both end on that step."""
-    key, actions = jax.random.key(1), jnp.ones((40, 1))
-    (obs, reward, done, truncation), raw = _raw_rollout(1000, key, actions)
+def test_termination_dynamics_and_terminated_wins_over_the_time_limit(pendulum, raw_brax):
+    """Hold still, then push the cart so the pole falls on step t = LIMIT-1, where the time limit falls too."""
+    _, rollout = pendulum
+    run, reset_obs = raw_brax
+    key, actions = jax.random.key(1), jnp.zeros((STEPS, 1)).at[LIMIT - 2 :].set(1.0)
+    obs, reward, done, truncation = run(key, actions, 1000)  # no time limit in reach: done is the fall
     t = int(np.flatnonzero(np.asarray(done))[0])
-    assert t < 30 and not truncation[t]
-    env = envhub.make(ENV, episode_length=t + 1)
-    _, keys, _, ts = jax.jit(functools.partial(_rollout, env))(key, actions)
+    assert t == LIMIT - 1 and not truncation[t], f"the pole fell at step {t}, not on the time limit"
+    _, keys, _, ts = rollout(key, actions)
     # Up to and including the terminal step, envhub's trajectory is raw brax's.
     np.testing.assert_allclose(ts.final_obs[: t + 1], obs[: t + 1], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ts.reward[: t + 1], reward[: t + 1])
     assert np.flatnonzero(np.asarray(ts.done)[: t + 1]).tolist() == [t]
     assert bool(ts.terminated[t]) and not bool(ts.truncated[t])  # the limit falls on that step too
-    np.testing.assert_allclose(ts.obs[t], jax.jit(raw.unwrapped.reset)(keys[t]).obs, rtol=1e-6)
+    np.testing.assert_allclose(ts.obs[t], reset_obs(keys[t]), rtol=1e-6)
 
 
 def test_cached_resets_restart_every_episode_from_the_first_state():
@@ -140,8 +163,9 @@ def test_cached_resets_restart_every_episode_from_the_first_state():
 
 
 @pytest.mark.parametrize("make_key", [jax.random.key, jax.random.PRNGKey], ids=["key", "PRNGKey"])
-def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_key):
+def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_key, raw_brax):
     num_envs, limit = 4, 3
+    _, reset_obs = raw_brax
     env = envhub.make(ENV, episode_length=limit, num_envs=num_envs)
     traces = 0
 
@@ -158,7 +182,10 @@ def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_ke
         state, ts = step(key, state, action)
         if i % limit == limit - 1:
             assert np.asarray(ts.truncated).all() and not np.asarray(ts.terminated).any()
-            fresh = jax.vmap(env.unwrapped.brax_env.reset)(jax.random.split(key, num_envs)).obs
+            keys = jax.random.split(key, num_envs)
+            if not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):  # PRNGKey's raw uint32 data
+                keys = jax.random.wrap_key_data(keys)  # the same keys, so reset_obs's one compile serves
+            fresh = np.stack([reset_obs(keys[j]) for j in range(num_envs)])
             np.testing.assert_allclose(ts.obs, fresh, rtol=1e-6)
             assert len({tuple(np.round(o, 7)) for o in np.asarray(ts.obs)}) == num_envs
         else:
@@ -213,7 +240,9 @@ def test_render_draws_a_state_of_a_rollout(truncation_run):
 
 
 def test_record_html_of_a_batched_env(tmp_path):
-    env = envhub.make(ENV, episode_length=LIMIT, num_envs=2)
+    # Cached resets: recording does not depend on the reset mode, and without a reset inside the
+    # step, record's jitted rollout compiles in about two thirds of the time.
+    env = envhub.make(ENV, episode_length=LIMIT, num_envs=2, reset_mode="cached")
     frames = envhub.record(
         env, lambda key, obs: jnp.zeros((2, 1)), jax.random.key(0), 3, tmp_path / "run.html", index=1
     )

@@ -23,6 +23,7 @@ Two paths run this same scheme and give bit-identical trajectories:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import itertools
 from typing import Any
@@ -75,7 +76,7 @@ class _Pool:
         self.first: dict[str, Any] = {}
 
     def close(self) -> None:
-        env, self.env = self.env, None
+        env, self.env, self.eager_core = self.env, None, None
         if env is not None:
             env.close()
 
@@ -87,6 +88,7 @@ class _Bound:
         self.env = env
         self.handle, self.recv, self.send, _ = env.xla()
         self.newest = newest  # jax Ref: read and written by compiled steps; -1 once closed
+        self.eager_core: Any = None  # the step core jitted for eager calls, built on the first one
 
     def read_newest(self, env_id: str, op: str) -> int:
         """The newest step (eagerly); a failed jitted call consumes the Ref, which ends this pool."""
@@ -107,7 +109,7 @@ class _Bound:
             self.newest[...] = jnp.int32(-1)
         except RuntimeError:  # already consumed by a failed jitted call
             pass
-        env, self.env = self.env, None
+        env, self.env, self.eager_core = self.env, None, None
         if env is not None:
             env.close()
 
@@ -405,7 +407,12 @@ class EnvpoolEnvironment(HostEnvironment):
                 lambda: self._fail(bound, step, "step"),
             )
             state = dataclasses.replace(state, phys=state.phys + guard)  # the send waits for the check
-        new_state, ts = self._fast_core(bound, state, action)
+        if checked:  # eager: one compiled call; op by op, the refill cond would recompile every step
+            if bound.eager_core is None:
+                bound.eager_core = jax.jit(functools.partial(self._fast_core, bound))
+            new_state, ts = bound.eager_core(state, action)
+        else:
+            new_state, ts = self._fast_core(bound, state, action)
         bound.newest[...] = jnp.ravel(new_state.step)[0]
         return new_state, ts
 
