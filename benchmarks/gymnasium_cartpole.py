@@ -4,7 +4,8 @@ All three use gymnasium's sync vector env in AutoresetMode.SAME_STEP (what envhu
 CartPole), so the comparison is like with like:
 
 - ``envhub scan``: ``envhub.make("gymnasium/CartPole-v1", num_envs=N)``; a linear softmax policy and
-  ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``io_callback``).
+  ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``envhub.host_callback``:
+  ``buffer_callback``, or ``io_callback`` with ``ENVHUB_HOST_CALLBACK=io_callback``).
 - ``python loop``: ``envs.step`` in a Python loop with NumPy random actions (no policy at all).
 - ``jax policy loop``: the same jitted JAX policy called each step around ``envs.step``, the usual
   way to drive a host env from JAX.
@@ -69,7 +70,10 @@ def gym_envs(n: int):
         "CartPole-v1",
         num_envs=n,
         vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP, "copy": False},  # as envhub builds it
+        vector_kwargs={
+            "autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP,
+            "copy": False,
+        },  # as envhub builds it
     )
     envs.reset(seed=0)
     return envs

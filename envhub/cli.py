@@ -184,6 +184,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import jax
 
     import envhub
+    from envhub import host_callback
 
     with _make(args) as env:
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
@@ -196,7 +197,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             "backend": f"{plugin.distribution} {plugin.version}" if plugin else prefix,
             "library": metadata.pop("library", None),
             "jax": jax.__version__,
-            "runs_on": "device (pure JAX)" if env.is_jax_native else "host (CPU, stepped through io_callback)",
+            "runs_on": "device (pure JAX)"
+            if env.is_jax_native
+            else f"host (CPU, stepped through {host_callback.kind})",
             "num_envs": env.num_envs,
             "jax_native": env.is_jax_native,
             "jittable": True,

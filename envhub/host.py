@@ -1,8 +1,8 @@
 """The host bridge: CPU ("host") environments behind the functional API, inside jit, scan and vmap.
 
 A ``HostEnvironment`` keeps its live host environments in a table it owns; the JAX-side state is
-only ``HostState(handle, step)``. Traced calls go through ONE module-level callback (an ordered
-``io_callback``) that finds the environment object through a weak registry, so compiled code never
+only ``HostState(handle, step)``. Traced calls go through ONE module-level callback (see
+``envhub.host_callback``) that finds the environment object through a weak registry, so compiled code never
 keeps an environment alive and JAX caches one callback, not one per environment. Eager calls skip
 the callback and raise envhub errors directly. Under ``jax.vmap`` every mapped state is its own host
 environment and is stepped with its own action; mapping actions over one unmapped state raises.
@@ -26,9 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
-from jax.experimental import io_callback
 
-from envhub import spaces
+from envhub import host_callback, spaces
 from envhub.env import Environment
 from envhub.errors import (
     ClosedEnvironmentError,
@@ -92,7 +91,7 @@ class _HostTable:
 
 
 class HostEnvironment(Environment[HostState, Any, Any]):
-    """Base class of environments living in this process, stepped through ``io_callback``.
+    """Base class of environments living in this process, stepped through a host callback.
 
     Every host environment is a vector of ``n = num_envs or 1`` sub-environments; unbatched envs
     drop the leading axis. Subclasses return NumPy arrays in same-step auto-reset form.
@@ -364,7 +363,7 @@ def _traced(env: HostEnvironment, op: str) -> Any:
         args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
         layout = tuple((tuple(jnp.shape(a)), jnp.asarray(a).dtype.str) for a in args)
         callback = _Callback(op, env_id, layout, jax.tree.structure(payload))
-        flat = io_callback(callback, jax.tree.leaves(struct), _pack(args), ordered=True)
+        flat = host_callback.call_host(callback, jax.tree.leaves(struct), _pack(args))
         return jax.tree.unflatten(jax.tree.structure(struct), flat)
 
     @call.def_vmap

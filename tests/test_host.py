@@ -1,4 +1,4 @@
-"""The host bridge, on a tiny NumPy vector env (no gymnasium needed)."""
+"""The host bridge, on a tiny NumPy vector env (no gymnasium needed); every test runs on both callbacks."""
 
 import gc
 import weakref
@@ -8,11 +8,39 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envhub import spaces, testing
+from envhub import host_callback, spaces, testing
 from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError
 from envhub.host import HostEnvironment, HostState
 
 KEY = jax.random.key(0)
+
+
+@pytest.fixture(autouse=True, params=host_callback.KINDS)
+def callback_kind(request, monkeypatch):
+    """Run the test with traced host calls on ``buffer_callback``, then on the ordered ``io_callback``."""
+    if request.param == "buffer_callback" and host_callback.buffer_callback is None:
+        pytest.skip(f"jax {jax.__version__} has no buffer_callback (jax >= 0.7): only the io_callback path applies")
+    monkeypatch.setattr(host_callback, "kind", request.param)
+    return request.param
+
+
+def test_the_bridge_uses_the_chosen_callback(callback_kind):
+    env = Walk(num_envs=2)
+    state, _ = env.init(KEY)
+    text = str(jax.jit(env.step).lower(KEY, state, jnp.zeros(2, jnp.int32)).as_text())
+    target = {"buffer_callback": "xla_buffer_python_cpu_callback", "io_callback": "xla_ffi_python_cpu_callback"}
+    assert f"@{target[callback_kind]}" in text and len([t for t in target.values() if f"@{t}" in text]) == 1
+    env.close()
+
+
+def test_host_callback_kind_from_the_environment(monkeypatch):
+    monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "io_callback")
+    assert host_callback.default_kind() == "io_callback"
+    monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "pure_callback")
+    with pytest.raises(ValueError, match="ENVHUB_HOST_CALLBACK='pure_callback' is not one of"):
+        host_callback.default_kind()
+    monkeypatch.delenv("ENVHUB_HOST_CALLBACK")
+    assert host_callback.default_kind() == ("buffer_callback" if host_callback.buffer_callback else "io_callback")
 
 
 class VecWalk:

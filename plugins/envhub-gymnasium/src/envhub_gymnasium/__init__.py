@@ -49,7 +49,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             unavailable=reason,
             check_options=options,
-            description="gymnasium (host, stepped through io_callback)",
+            description="gymnasium (host, stepped through a host callback)",
         )
 
 
