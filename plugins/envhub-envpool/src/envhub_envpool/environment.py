@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from envhub import spaces
+from envhub import host_callback, spaces
 from envhub.errors import ClosedEnvironmentError, EnvUnavailableError, HostEnvError, HostVmapError, StaleStateError
 from envhub.host import HostEnvironment, HostState, key_to_seeds
 from envhub.types import TimeStep
@@ -425,7 +425,8 @@ class EnvpoolEnvironment(HostEnvironment):
                 raise ClosedEnvironmentError(env_id, op)
             raise StaleStateError(env_id, int(step), int(newest))
 
-        return io_callback(raise_error, jax.ShapeDtypeStruct((), jnp.int32), step, bound.newest[...], ordered=True)
+        struct = [jax.ShapeDtypeStruct((), jnp.int32)]
+        return host_callback.call_host(raise_error, struct, step, bound.newest[...])[0]  # only runs to raise
 
     def _fast_core(self, bound: _Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         n = self._n
