@@ -22,6 +22,8 @@ import jax
 import numpy as np
 from jax.experimental import io_callback
 
+from envhub.errors import InvalidArgumentError
+
 try:
     from jax.experimental.buffer_callback import buffer_callback
 except ImportError:  # jax < 0.7: the ordered io_callback is the only bridge
@@ -34,9 +36,14 @@ def default_kind() -> str:
     """The callback traced host calls use: ``$ENVHUB_HOST_CALLBACK``, else the cheapest available."""
     wanted = os.environ.get("ENVHUB_HOST_CALLBACK", "")
     if wanted and wanted not in KINDS:
-        raise ValueError(f"ENVHUB_HOST_CALLBACK={wanted!r} is not one of {KINDS}; unset it to take the fastest.")
+        raise InvalidArgumentError(
+            f"ENVHUB_HOST_CALLBACK={wanted!r} is not one of {KINDS}; set one of them, or unset it to take the fastest."
+        )
     if wanted == "buffer_callback" and buffer_callback is None:
-        raise ValueError(f"ENVHUB_HOST_CALLBACK=buffer_callback needs jax >= 0.7 (this is jax {jax.__version__}).")
+        raise InvalidArgumentError(
+            f"ENVHUB_HOST_CALLBACK=buffer_callback needs jax >= 0.7 (this is jax {jax.__version__}); "
+            "upgrade jax, or set ENVHUB_HOST_CALLBACK=io_callback."
+        )
     return wanted or ("buffer_callback" if buffer_callback is not None else "io_callback")
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from envhub import host_callback, spaces, testing
-from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError
+from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, InvalidArgumentError, StaleStateError
 from envhub.host import HostEnvironment, HostState
 
 KEY = jax.random.key(0)
@@ -39,7 +39,14 @@ def test_host_callback_kind_from_the_environment(monkeypatch):
     monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "pure_callback")
     with pytest.raises(ValueError, match="ENVHUB_HOST_CALLBACK='pure_callback' is not one of"):
         host_callback.default_kind()
-    monkeypatch.delenv("ENVHUB_HOST_CALLBACK")
+    monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "buffer_callback")
+    monkeypatch.setattr(host_callback, "buffer_callback", None)  # a jax without it
+    with pytest.raises(
+        InvalidArgumentError, match=r"buffer_callback needs jax >= 0.7 .*ENVHUB_HOST_CALLBACK=io_callback"
+    ):
+        host_callback.default_kind()
+    monkeypatch.undo()
+    monkeypatch.delenv("ENVHUB_HOST_CALLBACK", raising=False)
     assert host_callback.default_kind() == ("buffer_callback" if host_callback.buffer_callback else "io_callback")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from envhub import spaces
 from envhub.env import Environment
 
 
@@ -66,16 +67,13 @@ def leaf_equal(a: Any, b: Any, batch_ndim: int, atol: float | None = None) -> np
     eq = None
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         x, y = np.asarray(x), np.asarray(y)
-        axes = tuple(range(1 + batch_ndim, x.ndim))
-        if x.dtype.kind == "f":
-            same = (
-                np.isclose(x, y, rtol=1e-5, atol=atol, equal_nan=True)
-                if atol is not None
-                else (x == y) | (np.isnan(x) & np.isnan(y))
-            )
-        else:
+        if x.dtype.kind != "f":
             same = x == y
-        same = np.all(same, axis=axes)
+        elif atol is None:
+            same = (x == y) | (np.isnan(x) & np.isnan(y))
+        else:
+            same = np.isclose(x, y, rtol=1e-5, atol=atol, equal_nan=True)
+        same = np.all(same, axis=tuple(range(1 + batch_ndim, x.ndim)))
         eq = same if eq is None else eq & same
     assert eq is not None
     return eq
@@ -83,8 +81,6 @@ def leaf_equal(a: Any, b: Any, batch_ndim: int, atol: float | None = None) -> np
 
 def dtype_mismatch(space: Any, tree: Any) -> str | None:
     """Describe the first leaf of ``tree`` whose dtype is not its space leaf's dtype, else ``None``."""
-    from envhub import spaces
-
     leaves = space.leaves if isinstance(space, spaces.Tree) else [space]
     try:
         values = space.treedef.flatten_up_to(tree) if isinstance(space, spaces.Tree) else [tree]
