@@ -10,7 +10,7 @@ import pytest
 
 from envhub import host_callback, spaces, testing
 from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, InvalidArgumentError, StaleStateError
-from envhub.host import HostEnvironment, HostState
+from envhub.host import HostEnvironment, HostState, HostStep
 
 KEY = jax.random.key(0)
 
@@ -71,7 +71,7 @@ class VecWalk:
         final = self.pos[:, None].astype(np.float64)
         for i in np.flatnonzero(terminated | truncated):
             self.pos[i], self.t[i] = self.rngs[i].integers(0, 3), 0
-        return (
+        return HostStep(
             self.pos[:, None].astype(np.float64),
             terminated * 1.0,
             terminated,
@@ -86,7 +86,12 @@ class VecWalk:
 
 class Walk(HostEnvironment):
     def __init__(self, num_envs=None, max_steps=20):
-        super().__init__(num_envs)
+        super().__init__(
+            num_envs,
+            observation_space=spaces.Box(0.0, 5.0, (1,)),
+            action_space=spaces.Discrete(4),
+            info_spec={"t": jax.ShapeDtypeStruct((), jnp.int32)},
+        )
         self.id = "test/Walk"
         self.max_steps, self.closed_hosts = max_steps, []
 
@@ -98,18 +103,6 @@ class Walk(HostEnvironment):
 
     def _host_step(self, host, action):
         return host.step(action)
-
-    @property
-    def single_observation_space(self):
-        return spaces.Box(0.0, 5.0, (1,))
-
-    @property
-    def single_action_space(self):
-        return spaces.Discrete(4)
-
-    @property
-    def info_spec(self):
-        return {"t": jax.ShapeDtypeStruct((), jnp.int32)}
 
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps")

@@ -65,7 +65,7 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
     (without a short limit) ends them by termination.
     """
     n = num_envs or 1
-    env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit)
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit, vectorization_mode="sync")
     actions = np.array(jax.random.randint(jax.random.key(1), (40, n), 0, 2), np.int32)
     if push:
         actions[:] = 1
@@ -202,7 +202,7 @@ def test_garbage_collection_closes_host_envs():
     closed = []
     env = envhub.make("gymnasium/CartPole-v1")
     env.init(KEY)
-    for slot in env._table.slots.values():
+    for slot in env._bridge.table.slots.values():
         original = slot.host.close
         slot.host.close = lambda original=original: (closed.append(1), original())
     del env
@@ -283,13 +283,13 @@ def test_backend_kwargs_pass_through():
             truncated.append(bool(ts.truncated))
     assert rewards == [0.0, 0.0, 0.0] and truncated == [False, False, True]
     with envhub.make("gymnasium/CartPole-v1", render_mode="rgb_array") as env:
-        assert env._table.spare.render_mode == "rgb_array"
+        assert env._bridge.table.spare.render_mode == "rgb_array"
 
 
 def test_discrete_start_and_multidiscrete_map_to_envhub_spaces():
-    from envhub_gymnasium.environment import to_envhub_space
+    from envhub.gymnasium_spaces import from_gymnasium_space
 
-    space = to_envhub_space(
+    space = from_gymnasium_space(
         gymnasium.spaces.Dict(
             {
                 "d": gymnasium.spaces.Discrete(3, start=-1),

@@ -26,10 +26,11 @@ import numpy as np
 from jax.experimental import io_callback
 
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.gymnasium_spaces import from_gymnasium_space
 from envhub.host import key_to_seeds
 from envhub.types import TimeStep
 from envhub_envpool._shim import import_envpool
-from envhub_envpool.environment import _info_spec, _map_space, to_envhub_space
+from envhub_envpool.environment import _info_spec, _map_space
 
 
 class AsyncEnvpool:
@@ -50,8 +51,8 @@ class AsyncEnvpool:
         self.id, self.task, self.kwargs = f"envpool/{task}", task, kwargs
         self.num_envs, self.batch_size = num_envs, batch_size
         spec = envpool.make_spec(task, **kwargs)
-        self.single_observation_space = to_envhub_space(spec.gymnasium_observation_space)
-        self.single_action_space = to_envhub_space(spec.gymnasium_action_space)
+        self.single_observation_space = from_gymnasium_space(spec.gymnasium_observation_space, self.id)
+        self.single_action_space = from_gymnasium_space(spec.gymnasium_action_space, self.id)
         self._action_dtype = np.dtype(spec._action_spec[-1][0])
         self._info_spec = _info_spec(spec)
         self._pool: Any = None

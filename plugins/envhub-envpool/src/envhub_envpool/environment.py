@@ -35,7 +35,8 @@ from jax.experimental import io_callback
 
 from envhub import host_callback, spaces
 from envhub.errors import ClosedEnvironmentError, EnvUnavailableError, HostEnvError, HostVmapError, StaleStateError
-from envhub.host import HostEnvironment, HostState, key_to_seeds
+from envhub.gymnasium_spaces import from_gymnasium_space
+from envhub.host import HostEnvironment, HostState, HostStep, key_to_seeds
 from envhub.types import TimeStep
 from envhub_envpool import render
 from envhub_envpool._shim import import_envpool, xla_available
@@ -118,7 +119,6 @@ class EnvpoolEnvironment(HostEnvironment):
     """``num_envs`` (or one) envpool environments with same-step auto-reset; see the module docstring."""
 
     def __init__(self, task: str, num_envs: int | None = None, *, fast_path: bool = True, **kwargs: Any):
-        super().__init__(num_envs)
         self.id = f"envpool/{task}"
         self.task, self.kwargs = task, kwargs
         envpool = import_envpool()
@@ -131,10 +131,14 @@ class EnvpoolEnvironment(HostEnvironment):
                     f"{reserved}= is set by envhub (num_envs= on envhub.make, seeds from the key); remove it",
                 )
         self._spec = envpool.make_spec(task, **kwargs)
-        self._observation_space = to_envhub_space(self._spec.gymnasium_observation_space)
-        self._action_space = to_envhub_space(self._spec.gymnasium_action_space)
+        super().__init__(
+            num_envs,
+            observation_space=from_gymnasium_space(self._spec.gymnasium_observation_space, self.id),
+            action_space=from_gymnasium_space(self._spec.gymnasium_action_space, self.id),
+            info_spec=_info_spec(self._spec),
+        )
+        self._observation_space, self._action_space = self.single_observation_space, self.single_action_space
         self._env_action_dtype = np.dtype(self._spec._action_spec[-1][0])  # what envpool's send takes
-        self._info_spec = _info_spec(self._spec)
         wide = _has_64bit(self._spec) and not jax.config.jax_enable_x64
         self.fast_path_reason = (
             "fast_path=False"
@@ -165,18 +169,6 @@ class EnvpoolEnvironment(HostEnvironment):
             "time_limit": self.kwargs.get("max_episode_steps", self._spec.config.max_episode_steps),
             "library": f"envpool {importlib.metadata.version('envpool')}",
         }
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._action_space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._observation_space
-
-    @property
-    def info_spec(self) -> dict[str, jax.ShapeDtypeStruct]:
-        return self._info_spec
 
     def live_host_envs(self) -> int:
         return super().live_host_envs() + len(self._bound)
@@ -252,9 +244,10 @@ class EnvpoolEnvironment(HostEnvironment):
     def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
         if self.fast_path and not isinstance(key, jax.core.Tracer):
             return self._fast_init(key)
-        from envhub.host import _call
+        return super()._init(key)
 
-        return _call(self, "init", None, key_to_seeds(key, 2 * self._n))
+    def _num_seeds(self) -> int:
+        return 2 * self._n  # one per envpool env: the active ones and their spares
 
     def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
         if isinstance(state, EnvpoolState):
@@ -289,7 +282,7 @@ class EnvpoolEnvironment(HostEnvironment):
         host.fresh, host.first = fresh, first
         return obs, info
 
-    def _host_step(self, host: _Pool, action: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
+    def _host_step(self, host: _Pool, action: Any) -> HostStep:
         env, n = host.env, self._n
         env.send(np.asarray(action, self._env_action_dtype), host.phys)
         eid, obs, reward, terminated, truncated, info = self._row(env.recv())
@@ -316,7 +309,7 @@ class EnvpoolEnvironment(HostEnvironment):
         final_obs = obs
         obs = _where(done, _take(host.first["obs"], new), obs)
         info = _where(done, _take(host.first["info"], new), info)
-        return obs, reward, terminated, truncated, final_obs, info
+        return HostStep(obs, reward, terminated, truncated, final_obs, info)
 
     # --- the fast path (envpool's XLA send/recv, traced) ----------------------------------------
 
@@ -327,9 +320,7 @@ class EnvpoolEnvironment(HostEnvironment):
         except RuntimeError as exc:  # envpool disabled its own XLA interface (an incompatible jax)
             env.close()
             self.fast_path_reason = f"envpool's XLA interface is unavailable: {exc}"
-            from envhub.host import _call
-
-            return _call(self, "init", None, key_to_seeds(key, 2 * self._n))
+            return super()._init(key)
         try:
             obs, info = self._init_rows(env)
         except BaseException:
@@ -606,20 +597,4 @@ def _has_64bit(spec: Any) -> bool:
     return any(np.dtype(d).itemsize == 8 and np.dtype(d).kind in "fiu" for d, *_ in specs)
 
 
-def to_envhub_space(space: Any) -> spaces.Space:
-    """An envpool (gymnasium) space as an envhub one; 64-bit dtypes become JAX's default 32-bit ones."""
-    import gymnasium
-
-    dtype = jax.dtypes.canonicalize_dtype(space.dtype) if space.dtype is not None else None
-    if isinstance(space, gymnasium.spaces.Discrete):
-        return spaces.Discrete(int(space.n), int(space.start), dtype=dtype)
-    if isinstance(space, gymnasium.spaces.MultiDiscrete):
-        return spaces.MultiDiscrete(space.nvec, dtype=dtype)
-    if isinstance(space, gymnasium.spaces.Box):
-        return spaces.Box(space.low, space.high, space.shape, dtype=dtype)
-    if isinstance(space, gymnasium.spaces.Dict):
-        return spaces.Tree({k: to_envhub_space(s) for k, s in space.spaces.items()})
-    raise EnvUnavailableError("envpool", f"its space {space!r} has no envhub equivalent")
-
-
-__all__ = ["EnvpoolEnvironment", "EnvpoolState", "HostState", "to_envhub_space"]
+__all__ = ["EnvpoolEnvironment", "EnvpoolState", "HostState"]
