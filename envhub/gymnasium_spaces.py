@@ -49,7 +49,7 @@ def to_gymnasium_space(space: spaces.Space) -> Any:
         return _tree_to_gymnasium(space.spaces)
     if isinstance(space, spaces.Box):
         if space.dtype == np.int8 and np.all(space.low == 0) and np.all(space.high == 1):
-            return gymnasium.spaces.MultiBinary(list(space.shape))
+            return gymnasium.spaces.MultiBinary(space.shape[0] if len(space.shape) == 1 else list(space.shape))
         low, high = space.low.astype(space.dtype), space.high.astype(space.dtype)
         return gymnasium.spaces.Box(low, high, space.shape, space.dtype)
     if isinstance(space, spaces.Discrete) and space.shape == ():

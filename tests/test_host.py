@@ -171,6 +171,42 @@ def test_backend_exception_names_env_and_original_error():
     env.close()
 
 
+def test_host_step_is_named_and_terminated_wins():
+    """``_host_step`` returns a ``HostStep``; a step both terminal and truncated reports terminated only."""
+
+    class BothFlags(Walk):
+        def _host_step(self, host, action):
+            out = host.step(action)
+            return out._replace(terminated=np.ones(self._n, bool), truncated=np.ones(self._n, bool))
+
+    env = BothFlags(num_envs=2)
+    state, _ = env.init(KEY)
+    for step in (env.step, jax.jit(env.step)):
+        state, ts = step(KEY, state, np.ones(2, np.int32))
+        assert np.asarray(ts.terminated).all() and not np.asarray(ts.truncated).any()
+    env.close()
+
+    class Positional(Walk):
+        def _host_step(self, host, action):
+            return tuple(host.step(action))  # the old positional contract
+
+    env = Positional()
+    state, _ = env.init(KEY)
+    with pytest.raises(HostEnvError, match=r"Positional\._host_step returned tuple, not a HostStep"):
+        env.step(KEY, state, 1)
+    env.close()
+
+
+def test_spaces_must_be_declared():
+    class Undeclared(Walk):
+        def __init__(self):
+            HostEnvironment.__init__(self, None)
+            self.id = "test/Undeclared"
+
+    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
+        Undeclared().observation_space
+
+
 def test_vmap_routes_every_mapped_state_to_its_own_host_env():
     env = Walk()
     keys = jax.random.split(KEY, 4)
