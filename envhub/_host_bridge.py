@@ -73,6 +73,7 @@ class HostBridge:
         self._last_id = "host env"
         self.uid = next(_uids)
         self.table = _Table()
+        self._layout: tuple[Any, tuple[str, ...]] | None = None  # (obs treedef or None, sorted info keys)
         self.close = weakref.finalize(env, self.table.close_all)  # on close, GC and exit
         _BRIDGES[self.uid] = self
 
@@ -171,16 +172,19 @@ class HostBridge:
         except Exception as exc:
             raise HostEnvError(env.id, op, exc) from exc
         slot.step = 0 if op == "init" else (slot.step + 1) % STEP_MOD
-        obs_space = env.single_observation_space
+        if self._layout is None:  # the spaces are fixed: read them once
+            space = env.single_observation_space
+            self._layout = (space.treedef if isinstance(space, spaces.Tree) else None, tuple(sorted(env.info_spec)))
+        obs_tree, info_keys = self._layout
         return [
             slot_handle,
             slot.step,
-            *_obs_leaves(obs_space, obs),
+            *([obs] if obs_tree is None else obs_tree.flatten_up_to(obs)),
             reward,
             terminated,
             truncated,
-            *_obs_leaves(obs_space, final_obs),
-            *(info.get(k, 0) for k in sorted(env.info_spec)),
+            *([final_obs] if obs_tree is None else obs_tree.flatten_up_to(final_obs)),
+            *(info.get(k, 0) for k in info_keys),
         ]
 
     def _new_slot(self, env: HostEnvironment) -> tuple[int, _Slot]:
@@ -198,8 +202,10 @@ class HostBridge:
 
     def find_slot(self, handle: np.ndarray, step: np.ndarray) -> tuple[int, _Slot]:
         """The live host env of a state, which must be that env's newest."""
-        h, s = int(handle.flat[0]), int(step.flat[0])
-        if handle.ndim and ((handle != h).any() or (step != s).any()):
+        h, s = int(handle.item(0)), int(step.item(0))
+        if handle.size > 1 and (
+            handle.tobytes() != handle[:1].tobytes() * handle.size or step.tobytes() != step[:1].tobytes() * step.size
+        ):
             raise HostVmapError(
                 self.env_id(),
                 "the state's handle/step leaves differ across num_envs (was the state sliced or mixed with another?)",
@@ -228,10 +234,6 @@ def result_struct(env: HostEnvironment, batch: tuple[int, ...]) -> Any:
     info = {k: sds(v.shape, v.dtype) for k, v in env.info_spec.items()}
     ts = TimeStep(obs, sds((), jnp.float32), sds((), jnp.bool_), sds((), jnp.bool_), obs, info)
     return HostState(sds((), jnp.int32), sds((), jnp.int32)), ts
-
-
-def _obs_leaves(space: spaces.Space, obs: Any) -> list[Any]:
-    return space.treedef.flatten_up_to(obs) if isinstance(space, spaces.Tree) else [obs]
 
 
 def _with_env_axis(env: HostEnvironment, action: Any) -> Any:
@@ -279,7 +281,7 @@ class _Callback:
         if bridge is None or (not bridge.close.alive and self.op == "init"):
             raise ClosedEnvironmentError(self.env_id, self.op, traced=True)
         handle, step, rest = (None, None, arrays[1:]) if self.op == "init" else (arrays[1], arrays[2], arrays[3:])
-        payload = jax.tree.unflatten(self.payload_tree, rest)
+        payload = rest[0] if self.payload_tree.num_nodes == 1 else jax.tree.unflatten(self.payload_tree, rest)
         if not self.batch_ndim:
             return bridge.run(self.op, handle, step, payload)
         lead = (rest[0] if self.op == "init" else arrays[1]).shape[: self.batch_ndim]

@@ -49,7 +49,9 @@ def test_64_bit_gymnasium_dtypes_become_32_bit():
 
 
 def test_batched_discrete_exports_as_multidiscrete():
-    assert to_gymnasium_space(spaces.Discrete(3, start=1).batch(4)) == gym.MultiDiscrete([3] * 4, np.int32, start=[1] * 4)
+    assert to_gymnasium_space(spaces.Discrete(3, start=1).batch(4)) == gym.MultiDiscrete(
+        [3] * 4, np.int32, start=[1] * 4
+    )
 
 
 def test_spaces_without_a_fixed_shape_are_refused_naming_the_env():

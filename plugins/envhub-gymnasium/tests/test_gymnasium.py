@@ -122,7 +122,9 @@ def test_numpy_cartpole_matches_gymnasiums_next_step_env(num_envs, limit, push):
     env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit)
     assert env.vectorization_mode == "vector_entry_point" and "by envhub" in env.metadata["autoreset"]
     actions = np.ones((60, n), np.int32) if push else np.array(jax.random.randint(KEY, (60, n), 0, 2), np.int32)
-    raw = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit)
+    raw = gymnasium.make_vec(
+        "CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit
+    )
     state, first = jax.jit(env.init)(KEY)
     want_obs, _ = raw.reset(seed=combined_seed([int(s) for s in key_to_seeds(KEY, n)]))
     np.testing.assert_array_equal(np.asarray(first.obs).reshape(want_obs.shape), want_obs)

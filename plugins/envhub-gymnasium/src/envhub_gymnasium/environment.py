@@ -13,6 +13,7 @@ import numpy as np
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode
 
+from envhub import spaces
 from envhub.errors import EnvUnavailableError, HostEnvError, InvalidArgumentError, RenderError
 from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action
 from envhub.host import HostEnvironment, HostStep
@@ -61,6 +62,9 @@ class GymnasiumEnvironment(HostEnvironment):
             raise
         super().__init__(num_envs, observation_space=observation_space, action_space=action_space, info_spec=info_spec)
         self._keep_spare(host)
+        self._nested_obs = isinstance(observation_space, spaces.Tree)  # dicts/tuples to make plain each step
+        flat_action = not isinstance(action_space, spaces.Tree)
+        self._action_dtype = self._gym_action_space.dtype if flat_action else None
 
     def _adapt_or_fall_back(self, host: Any, n: int) -> Any:
         """Use the same-step adapter of a next-step vector env; if its attributes changed, a sync vector env."""
@@ -117,8 +121,12 @@ class GymnasiumEnvironment(HostEnvironment):
         return _plain(obs), info
 
     def _host_step(self, host: Any, action: Any) -> HostStep:
-        obs, reward, terminated, truncated, info = host.step(to_gymnasium_action(self._gym_action_space, action))
-        obs = _plain(obs)
+        if self._action_dtype is not None:
+            action = np.asarray(action, self._action_dtype)
+        else:
+            action = to_gymnasium_action(self._gym_action_space, action)
+        obs, reward, terminated, truncated, info = host.step(action)
+        obs = _plain(obs) if self._nested_obs else obs
         done = np.logical_or(terminated, truncated)
         if not done.any():
             return HostStep(obs, reward, terminated, truncated, obs, info)
