@@ -204,7 +204,7 @@ def test_spaces_must_be_declared():
             self.id = "test/Undeclared"
 
     with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
-        Undeclared().observation_space
+        _ = Undeclared().observation_space
 
 
 def test_vmap_routes_every_mapped_state_to_its_own_host_env():
