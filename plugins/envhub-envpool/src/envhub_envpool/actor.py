@@ -30,7 +30,7 @@ from envhub.gymnasium_spaces import from_gymnasium_space
 from envhub.host import key_to_seeds
 from envhub.types import TimeStep
 from envhub_envpool._shim import import_envpool
-from envhub_envpool.environment import _info_spec, _map_space
+from envhub_envpool.layout import info_spec_of, map_space
 
 
 class AsyncEnvpool:
@@ -54,7 +54,7 @@ class AsyncEnvpool:
         self.single_observation_space = from_gymnasium_space(spec.gymnasium_observation_space, self.id)
         self.single_action_space = from_gymnasium_space(spec.gymnasium_action_space, self.id)
         self._action_dtype = np.dtype(spec._action_spec[-1][0])
-        self._info_spec = _info_spec(spec)
+        self._info_spec = info_spec_of(spec)
         self._pool: Any = None
         self._ready: list[tuple[Any, ...]] = []  # rows received and translated, not yet returned
         self._held: dict[int, tuple[Any, ...]] = {}  # env id -> its finished row, waiting for the reset
@@ -70,9 +70,7 @@ class AsyncEnvpool:
     def recv(self, handle: jax.Array) -> tuple[jax.Array, TimeStep[Any]]:
         """Return the next ``batch_size`` finished steps; ``ts.info["env_id"]`` names their envs."""
         b = (self.batch_size,)
-        obs = _map_space(
-            self.single_observation_space, lambda s, _: jax.ShapeDtypeStruct((*b, *s.shape), s.dtype), None
-        )
+        obs = map_space(self.single_observation_space, lambda s, _: jax.ShapeDtypeStruct((*b, *s.shape), s.dtype), None)
         info = {k: jax.ShapeDtypeStruct((*b, *v.shape), v.dtype) for k, v in self._info_spec.items()}
         info["env_id"] = jax.ShapeDtypeStruct(b, jnp.int32)
         flag = jax.ShapeDtypeStruct(b, jnp.bool_)
@@ -170,7 +168,7 @@ class AsyncEnvpool:
         stack = lambda i: jax.tree.map(lambda *xs: np.stack(xs), *[row[i] for row in batch])  # noqa: E731
         info = {k: np.asarray(v, self._info_spec[k].dtype) for k, v in stack(6).items()}
         info["env_id"] = np.asarray([row[0] for row in batch], np.int32)
-        cast = lambda tree: _map_space(self.single_observation_space, lambda s, x: np.asarray(x, s.dtype), tree)  # noqa: E731
+        cast = lambda tree: map_space(self.single_observation_space, lambda s, x: np.asarray(x, s.dtype), tree)  # noqa: E731
         ts = TimeStep(
             cast(stack(1)),
             np.asarray(stack(2), np.float32),
