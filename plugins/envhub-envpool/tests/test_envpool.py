@@ -361,6 +361,8 @@ def test_async_loop_returns_each_env_exactly_once_per_send():
     assert done.sum() > 20
     # same-step reset: where an episode ended, obs is a new episode's start and final_obs the end
     assert (np.abs(np.asarray(ts.obs)[done]).max(axis=-1) <= 0.05).all()
+    final = np.asarray(ts.final_obs)[np.asarray(ts.terminated)]  # the state that ended it: pole or cart out
+    assert len(final) and ((np.abs(final[:, 0]) > 2.4) | (np.abs(final[:, 2]) > 0.2094)).all()
     ids = np.asarray(ts.info["env_id"]).ravel()
     later = np.ones_like(ids, bool)
     later[[np.flatnonzero(ids == e)[0] for e in range(num_envs)]] = False  # each env's first row: its init
