@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import threading
 import math
 import warnings
 import weakref
@@ -73,6 +74,7 @@ class HostBridge:
         self._last_id = "host env"
         self.uid = next(_uids)
         self.table = _Table()
+        self.lock = threading.Lock()
         self._layout: tuple[Any, tuple[str, ...]] | None = None  # (obs treedef or None, sorted info keys)
         self.close = weakref.finalize(env, self.table.close_all)  # on close, GC and exit
         _BRIDGES[self.uid] = self
@@ -147,7 +149,15 @@ class HostBridge:
     # --- the host side ---------------------------------------------------------------------------
 
     def run(self, op: str, handle: Any, step: Any, payload: Any) -> list[Any]:
-        """Run ``op`` for one (unmapped) state; return the result leaves in ``result_struct`` order."""
+        """Run ``op`` for one (unmapped) state; return the result leaves in ``result_struct`` order.
+
+        One call at a time per environment object: of two threads stepping the same state, one gets
+        ``StaleStateError`` (the check and the step it guards cannot interleave).
+        """
+        with self.lock:
+            return self._run(op, handle, step, payload)
+
+    def _run(self, op: str, handle: Any, step: Any, payload: Any) -> list[Any]:
         env = self._env(op)
         if env.closed:
             raise ClosedEnvironmentError(env.id, op)

@@ -1,6 +1,7 @@
 """The host bridge, on a tiny NumPy vector env (no gymnasium needed); every test runs on both callbacks."""
 
 import gc
+import time
 import weakref
 
 import jax
@@ -171,20 +172,8 @@ def test_backend_exception_names_env_and_original_error():
     env.close()
 
 
-def test_host_step_is_named_and_terminated_wins():
-    """``_host_step`` returns a ``HostStep``; a step both terminal and truncated reports terminated only."""
-
-    class BothFlags(Walk):
-        def _host_step(self, host, action):
-            out = host.step(action)
-            return out._replace(terminated=np.ones(self._n, bool), truncated=np.ones(self._n, bool))
-
-    env = BothFlags(num_envs=2)
-    state, _ = env.init(KEY)
-    for step in (env.step, jax.jit(env.step)):
-        state, ts = step(KEY, state, np.ones(2, np.int32))
-        assert np.asarray(ts.terminated).all() and not np.asarray(ts.truncated).any()
-    env.close()
+def test_host_step_is_a_named_structure():
+    """``_host_step`` returns a ``HostStep``; the old positional tuple is refused with the fix."""
 
     class Positional(Walk):
         def _host_step(self, host, action):
@@ -205,6 +194,34 @@ def test_spaces_must_be_declared():
 
     with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
         _ = Undeclared().observation_space
+
+
+def test_two_threads_stepping_one_state_one_is_stale():
+    import threading
+
+    class SlowWalk(Walk):
+        def _host_step(self, host, action):
+            time.sleep(0.01)  # wide enough for the other thread to arrive mid-step
+            return super()._host_step(host, action)
+
+    env = SlowWalk()
+    state, _ = env.init(KEY)
+    outcomes = []
+
+    def step():
+        try:
+            env.step(KEY, state, 1)
+            outcomes.append("ok")
+        except StaleStateError:
+            outcomes.append("stale")
+
+    threads = [threading.Thread(target=step) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok", "stale"]
+    env.close()
 
 
 def test_vmap_routes_every_mapped_state_to_its_own_host_env():
