@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import itertools
 import threading
-import math
 import warnings
 import weakref
 from collections.abc import Callable
@@ -121,9 +120,8 @@ class HostBridge:
                 raise ClosedEnvironmentError(env_id, op)
             struct = result_struct(bridge._env(op), batch)
             args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
-            layout = tuple((tuple(jnp.shape(a)), jnp.asarray(a).dtype.str) for a in args)
-            callback = _Callback(op, env_id, layout, jax.tree.structure(payload), len(batch))
-            flat = host_callback.call_host(callback, jax.tree.leaves(struct), _pack(args))
+            callback = _Callback(op, env_id, jax.tree.structure(payload), len(batch))
+            flat = host_callback.call_host(callback, jax.tree.leaves(struct), *args)
             return jax.tree.unflatten(jax.tree.structure(struct), flat)
 
         @call.def_vmap
@@ -253,40 +251,16 @@ def _with_env_axis(env: HostEnvironment, action: Any) -> Any:
     return action[None] if isinstance(action, np.ndarray) else jax.tree.map(lambda a: np.asarray(a)[None], action)
 
 
-def _pack(arrays: list[Any]) -> jax.Array:
-    """Pack arrays into one uint8 array: every callback argument costs a device_put, so pass one."""
-    parts = []
-    for a in arrays:
-        a = jnp.asarray(a)
-        if a.dtype == jnp.bool_:
-            a = a.astype(jnp.uint8)
-        parts.append(jax.lax.bitcast_convert_type(a, jnp.uint8).reshape(-1))
-    return jnp.concatenate(parts)
-
-
 @dataclasses.dataclass(frozen=True)
 class _Callback:
-    """The host function of one call shape; equal for equal shapes, so JAX caches one per shape."""
+    """The host function of one kind of call; equal for equal calls, so JAX caches one, not one per environment."""
 
     op: str
     env_id: str  # for messages only
-    layout: tuple[tuple[tuple[int, ...], str], ...]
     payload_tree: Any
     batch_ndim: int  # leading vmap axes
 
-    def __post_init__(self) -> None:
-        slices, offset = [], 0
-        for shape, dtype_str in self.layout:
-            dtype = np.dtype(dtype_str)
-            size = math.prod(shape) * dtype.itemsize
-            slices.append((offset, offset + size, dtype, shape))
-            offset += size
-        object.__setattr__(self, "_slices", slices)  # not a field: equality stays by layout
-
-    def __call__(self, packed: np.ndarray) -> list[Any]:
-        slices = self._slices  # type: ignore[attr-defined]
-        packed = np.asarray(packed)  # io_callback hands over a jax Array
-        arrays = [packed[start:stop].view(dtype).reshape(shape) for start, stop, dtype, shape in slices]
+    def __call__(self, *arrays: np.ndarray) -> list[Any]:
         bridge = _BRIDGES.get(int(arrays[0]))
         if bridge is None or (not bridge.close.alive and self.op == "init"):
             raise ClosedEnvironmentError(self.env_id, self.op, traced=True)

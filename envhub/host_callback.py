@@ -6,7 +6,9 @@ ordering token through the program: tens to hundreds of microseconds per call
 (``python benchmarks/host_callback.py`` prints both). Traced host calls use ``buffer_callback``
 where jax has it, else ``io_callback``; ``ENVHUB_HOST_CALLBACK=io_callback`` picks the latter.
 
-With ``buffer_callback``, small results (a step's rewards, flags, counters, small observations)
+Arguments travel as ONE packed byte array (every callback argument costs a transfer of its own)
+and reach the host function as NumPy arrays of their own shapes and dtypes. With
+``buffer_callback``, small results (a step's rewards, flags, counters, small observations)
 travel in ONE byte buffer that the host fills with one write and compiled code slices back
 into arrays: every extra output buffer costs the host about a microsecond to open. Results over
 ``PACK_LIMIT`` bytes get their own buffer, written in place.
@@ -37,7 +39,8 @@ except ImportError:  # jax < 0.7: the ordered io_callback is the only bridge
     buffer_callback = None  # type: ignore[assignment]
 
 KINDS = ("buffer_callback", "io_callback")
-PACK_LIMIT = 16 * 1024  # bytes: results up to this size share the packed buffer
+PACK_LIMIT = 16 * 1024  # bytes: results up to this size share the packed buffer...
+PACK_MIN = 3  # ...when there are at least this many (slicing them back out costs a little too)
 
 
 def default_kind() -> str:
@@ -67,12 +70,44 @@ def call_host(fn: Callable[..., Sequence[Any]], results: Sequence[jax.ShapeDtype
     fresh closure): JAX keys its caches on it, and a new function per call compiles a new program.
     """
     results = [jax.ShapeDtypeStruct(tuple(r.shape), r.dtype) for r in results]
+    arrays = [jnp.asarray(a) for a in args]
+    fn = _Unpacked(fn, tuple((tuple(a.shape), a.dtype.str) for a in arrays))
+    packed = _pack(arrays)
     if kind == "io_callback":
-        return list(io_callback(_Exact(fn, tuple(results)), results, *args, ordered=True))
+        return list(io_callback(_Exact(fn, tuple(results)), results, packed, ordered=True))
     assert buffer_callback is not None
     layout = _Layout.of(results)
-    outs = buffer_callback(_WriteInto(fn, layout), layout.buffers(), has_side_effect=True)(*args)
+    outs = buffer_callback(_WriteInto(fn, layout), layout.buffers(), has_side_effect=True)(packed)
     return layout.unpack(list(outs))
+
+
+def _pack(arrays: list[jax.Array]) -> jax.Array:
+    """Compiled side: the arrays' bytes, concatenated into one uint8 array (one non-bool array goes as it is)."""
+    if len(arrays) == 1 and arrays[0].dtype != jnp.bool_:
+        return arrays[0]
+    parts = [
+        jax.lax.bitcast_convert_type(a.astype(jnp.uint8) if a.dtype == jnp.bool_ else a, jnp.uint8) for a in arrays
+    ]
+    return jnp.concatenate([p.reshape(-1) for p in parts]) if parts else jnp.zeros((0,), jnp.uint8)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unpacked:
+    """``fn`` called with the arrays of a packed argument (a copy: XLA may reuse its buffer after the call)."""
+
+    fn: Callable[..., Sequence[Any]]
+    layout: tuple[tuple[tuple[int, ...], str], ...]  # (shape, dtype) of each argument
+
+    def __call__(self, packed: Any) -> Sequence[Any]:
+        if len(self.layout) == 1 and np.dtype(self.layout[0][1]) != np.bool_:
+            return self.fn(np.array(packed))
+        packed, arrays, offset = np.array(packed, np.uint8), [], 0
+        for shape, dtype_str in self.layout:
+            dtype = np.dtype(dtype_str)
+            size = math.prod(shape) * dtype.itemsize
+            arrays.append(packed[offset : offset + size].view(dtype).reshape(shape))
+            offset += size
+        return self.fn(*arrays)
 
 
 def exact(value: Any, result: jax.ShapeDtypeStruct) -> np.ndarray:
@@ -115,18 +150,21 @@ class _Layout:
     @classmethod
     def of(cls, results: Sequence[jax.ShapeDtypeStruct]) -> _Layout:
         slots, offset, own = [], 0, []  # type: ignore[var-annotated]
-        for r in results:
+        small = [math.prod(r.shape) * np.dtype(r.dtype).itemsize <= PACK_LIMIT for r in results]
+        pack = sum(small) >= PACK_MIN
+        for r, is_small in zip(results, small):
             dtype, count = np.dtype(r.dtype), math.prod(r.shape)
-            if count * dtype.itemsize <= PACK_LIMIT:
+            if pack and is_small:
                 slots.append((True, offset, r, dtype, count))
                 offset += count * dtype.itemsize
             else:
-                slots.append((False, len(own) + 1, r, dtype, count))
+                slots.append((False, len(own) + int(pack), r, dtype, count))
                 own.append(r)
         return cls(tuple(slots), offset, tuple(own))
 
     def buffers(self) -> list[jax.ShapeDtypeStruct]:
-        return [jax.ShapeDtypeStruct((self.packed_bytes,), jnp.uint8), *self.own]
+        packed = [jax.ShapeDtypeStruct((self.packed_bytes,), jnp.uint8)] if any(p for p, *_ in self.slots) else []
+        return [*packed, *self.own]
 
     def unpack(self, outs: list[Any]) -> list[Any]:
         """Compiled side: slice every packed result out of the byte buffer (``!= 0`` for bools)."""
@@ -152,8 +190,8 @@ class _WriteInto:
     fn: Callable[..., Sequence[Any]]
     layout: _Layout
 
-    def __call__(self, ctx: Any, out: Sequence[Any], *args: Any) -> None:
-        values = self.fn(*(np.asarray(a).copy() for a in args))  # XLA may reuse its buffers after the call
+    def __call__(self, ctx: Any, out: Sequence[Any], packed: Any) -> None:
+        values = self.fn(np.asarray(packed))
         chunks = []
         for value, (packed, where, r, dtype, count) in zip(values, self.layout.slots, strict=True):
             if packed:
