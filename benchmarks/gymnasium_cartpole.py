@@ -1,7 +1,9 @@
 """CartPole-v1 through envhub (jitted lax.scan) vs gymnasium's own vector env in a Python loop.
 
-All three use gymnasium's sync vector env in AutoresetMode.SAME_STEP (what envhub builds for
-CartPole), so the comparison is like with like:
+All three use the same gymnasium vector env: by default gymnasium's NumPy ``CartPoleVectorEnv``
+(``--vectorization vector_entry_point``, what envhub builds for CartPole; gymnasium's loops run it
+in its native next-step auto-reset, envhub in same-step), or the sync vector env in
+``AutoresetMode.SAME_STEP`` (``--vectorization sync``):
 
 - ``envhub scan``: ``envhub.make("gymnasium/CartPole-v1", num_envs=N)``; a linear softmax policy and
   ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``envhub.host_callback``:
@@ -10,7 +12,8 @@ CartPole), so the comparison is like with like:
 - ``jax policy loop``: the same jitted JAX policy called each step around ``envs.step``, the usual
   way to drive a host env from JAX.
 
-Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16,64] [--json out.json]``.
+Run: ``python benchmarks/gymnasium_cartpole.py [--steps 500] [--repeats 7] [--num-envs 16,64]
+[--vectorization vector_entry_point|sync] [--json out.json]``.
 Prints the median time per vector step and each loop's speed relative to the two Python loops;
 the loops run interleaved, so a busy machine slows them alike.
 """
@@ -42,8 +45,8 @@ def timed(run) -> float:
     return time.perf_counter() - start
 
 
-def envhub_scan(n: int, steps: int):
-    env = envhub.make("gymnasium/CartPole-v1", num_envs=n)
+def envhub_scan(n: int, steps: int, mode: str):
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=n, vectorization_mode=mode)
 
     def body(carry, key):
         state, obs = carry
@@ -65,22 +68,18 @@ def envhub_scan(n: int, steps: int):
     return run, env.close
 
 
-def gym_envs(n: int):
-    envs = gymnasium.make_vec(
-        "CartPole-v1",
-        num_envs=n,
-        vectorization_mode="sync",
-        vector_kwargs={
-            "autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP,
-            "copy": False,
-        },  # as envhub builds it
-    )
+def gym_envs(n: int, mode: str):
+    if mode == "vector_entry_point":  # gymnasium's NumPy CartPole, in its own (next-step) auto-reset
+        envs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode=mode)
+    else:  # as envhub builds it
+        same_step = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP, "copy": False}
+        envs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode=mode, vector_kwargs=same_step)
     envs.reset(seed=0)
     return envs
 
 
-def python_loop(n: int, steps: int):
-    envs, rng = gym_envs(n), np.random.default_rng(0)
+def python_loop(n: int, steps: int, mode: str):
+    envs, rng = gym_envs(n, mode), np.random.default_rng(0)
 
     def run():
         for _ in range(steps):
@@ -89,8 +88,8 @@ def python_loop(n: int, steps: int):
     return run, envs.close
 
 
-def jax_policy_loop(n: int, steps: int):
-    envs = gym_envs(n)
+def jax_policy_loop(n: int, steps: int, mode: str):
+    envs = gym_envs(n, mode)
     jit_policy = jax.jit(policy)
     obs = [envs.reset(seed=0)[0]]
 
@@ -108,12 +107,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--num-envs", default="16,64", help="comma-separated batch sizes")
+    parser.add_argument("--vectorization", default="vector_entry_point", choices=["vector_entry_point", "sync"])
     parser.add_argument("--json", default=None, metavar="PATH", help="write comparison rows (raw = python loop)")
     args = parser.parse_args()
     sizes = [int(n) for n in str(args.num_envs).split(",")]
     rows = []
     print(
-        f"CartPole-v1, sync vector env (SAME_STEP), {args.steps} steps x {args.repeats} repeats; "
+        f"CartPole-v1, {args.vectorization} vector env, {args.steps} steps x {args.repeats} repeats; "
         f"jax {jax.__version__}, gymnasium {gymnasium.__version__}"
     )
     print(
@@ -122,7 +122,7 @@ def main() -> None:
     )
     loops = {"python loop": python_loop, "jax policy loop": jax_policy_loop, "envhub scan": envhub_scan}
     for n in sizes:
-        runs = {name: build(n, args.steps) for name, build in loops.items()}
+        runs = {name: build(n, args.steps, args.vectorization) for name, build in loops.items()}
         for run, _ in runs.values():
             run()  # warm-up (compiles)
         times: dict[str, list[float]] = {name: [] for name in runs}

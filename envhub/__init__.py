@@ -8,7 +8,7 @@ from envhub import errors, sharding, spaces, wrappers
 from envhub._version import __version__
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
-from envhub.host import HostEnvironment, HostState
+from envhub.host import HostEnvironment, HostState, HostStep
 from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import BackendStatus, EnvSpec, Registry, default_registry
 from envhub.render import record
@@ -25,6 +25,7 @@ __all__ = [
     "Environment",
     "HostEnvironment",
     "HostState",
+    "HostStep",
     "Registry",
     "TimeStep",
     "Trajectory",

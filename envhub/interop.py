@@ -13,37 +13,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub import spaces
 from envhub.env import Environment
-
-
-def to_gymnasium_space(space: spaces.Space) -> Any:
-    """The gymnasium space equal to an envhub space (Tree dicts become Dict, tuples Tuple)."""
-    import gymnasium
-
-    if isinstance(space, spaces.Tree):
-        return _tree_to_gymnasium(space.spaces)
-    if isinstance(space, spaces.Box):
-        return gymnasium.spaces.Box(
-            space.low.astype(space.dtype), space.high.astype(space.dtype), space.shape, space.dtype
-        )
-    if isinstance(space, spaces.Discrete) and space.shape == ():
-        return gymnasium.spaces.Discrete(space.n, start=space.start_value)
-    if isinstance(space, spaces.MultiDiscrete):
-        return gymnasium.spaces.MultiDiscrete(space.nvec, dtype=space.dtype, start=space.start)
-    raise TypeError(f"No gymnasium space for {space!r}.")
-
-
-def _tree_to_gymnasium(tree: Any) -> Any:
-    import gymnasium
-
-    if isinstance(tree, spaces.Space):
-        return to_gymnasium_space(tree)
-    if isinstance(tree, dict):
-        return gymnasium.spaces.Dict({k: _tree_to_gymnasium(v) for k, v in tree.items()})
-    if isinstance(tree, (tuple, list)):
-        return gymnasium.spaces.Tuple([_tree_to_gymnasium(v) for v in tree])
-    raise TypeError(f"No gymnasium space for a {type(tree).__name__} of spaces.")
+from envhub.gymnasium_spaces import to_gymnasium_space
 
 
 def _to_numpy(tree: Any) -> Any:

@@ -1,9 +1,9 @@
-"""The ``TimeStep`` returned by every ``init``, ``reset`` and ``step``."""
+"""The data of the API: the ``TimeStep`` of every ``init``/``reset``/``step``, and the host-env structures."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -60,3 +60,30 @@ jax.tree_util.register_dataclass(
     data_fields=["obs", "reward", "terminated", "truncated", "final_obs", "info"],
     meta_fields=[],
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class HostState:
+    """The JAX side of a host environment: which one (``handle``) and how far it got (``step``)."""
+
+    handle: jax.Array  # int32; shape () unbatched, (num_envs,) batched (all equal)
+    step: jax.Array  # int32; init is 0, every reset/step adds 1; the host keeps the newest
+
+
+jax.tree_util.register_dataclass(HostState, data_fields=["handle", "step"], meta_fields=[])
+
+
+class HostStep(NamedTuple):
+    """What a host environment's ``_host_step`` returns: NumPy values with a leading axis of ``n`` sub-envs.
+
+    Same-step auto-reset form: where a sub-env ended, ``obs`` is its next episode's first
+    observation and ``final_obs`` the one it reached. Values are cast to the declared spaces;
+    ``truncated`` where ``terminated`` is dropped (terminated wins); missing ``info`` keys become zeros.
+    """
+
+    obs: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    final_obs: Any
+    info: dict[str, Any]

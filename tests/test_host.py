@@ -1,6 +1,7 @@
 """The host bridge, on a tiny NumPy vector env (no gymnasium needed); every test runs on both callbacks."""
 
 import gc
+import time
 import weakref
 
 import jax
@@ -10,7 +11,7 @@ import pytest
 
 from envhub import host_callback, spaces, testing
 from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, InvalidArgumentError, StaleStateError
-from envhub.host import HostEnvironment, HostState
+from envhub.host import HostEnvironment, HostState, HostStep
 
 KEY = jax.random.key(0)
 
@@ -71,7 +72,7 @@ class VecWalk:
         final = self.pos[:, None].astype(np.float64)
         for i in np.flatnonzero(terminated | truncated):
             self.pos[i], self.t[i] = self.rngs[i].integers(0, 3), 0
-        return (
+        return HostStep(
             self.pos[:, None].astype(np.float64),
             terminated * 1.0,
             terminated,
@@ -86,7 +87,12 @@ class VecWalk:
 
 class Walk(HostEnvironment):
     def __init__(self, num_envs=None, max_steps=20):
-        super().__init__(num_envs)
+        super().__init__(
+            num_envs,
+            observation_space=spaces.Box(0.0, 5.0, (1,)),
+            action_space=spaces.Discrete(4),
+            info_spec={"t": jax.ShapeDtypeStruct((), jnp.int32)},
+        )
         self.id = "test/Walk"
         self.max_steps, self.closed_hosts = max_steps, []
 
@@ -98,18 +104,6 @@ class Walk(HostEnvironment):
 
     def _host_step(self, host, action):
         return host.step(action)
-
-    @property
-    def single_observation_space(self):
-        return spaces.Box(0.0, 5.0, (1,))
-
-    @property
-    def single_action_space(self):
-        return spaces.Discrete(4)
-
-    @property
-    def info_spec(self):
-        return {"t": jax.ShapeDtypeStruct((), jnp.int32)}
 
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps")
@@ -175,6 +169,58 @@ def test_backend_exception_names_env_and_original_error():
         r"ValueError: action 3 breaks the walker",
     ):
         jax.block_until_ready(jax.jit(env.step)(KEY, state, 3))
+    env.close()
+
+
+def test_host_step_is_a_named_structure():
+    """``_host_step`` returns a ``HostStep``; the old positional tuple is refused with the fix."""
+
+    class Positional(Walk):
+        def _host_step(self, host, action):
+            return tuple(host.step(action))  # the old positional contract
+
+    env = Positional()
+    state, _ = env.init(KEY)
+    with pytest.raises(HostEnvError, match=r"Positional\._host_step returned tuple, not a HostStep"):
+        env.step(KEY, state, 1)
+    env.close()
+
+
+def test_spaces_must_be_declared():
+    class Undeclared(Walk):
+        def __init__(self):
+            HostEnvironment.__init__(self, None)
+            self.id = "test/Undeclared"
+
+    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
+        _ = Undeclared().observation_space
+
+
+def test_two_threads_stepping_one_state_one_is_stale():
+    import threading
+
+    class SlowWalk(Walk):
+        def _host_step(self, host, action):
+            time.sleep(0.01)  # wide enough for the other thread to arrive mid-step
+            return super()._host_step(host, action)
+
+    env = SlowWalk()
+    state, _ = env.init(KEY)
+    outcomes = []
+
+    def step():
+        try:
+            env.step(KEY, state, 1)
+            outcomes.append("ok")
+        except StaleStateError:
+            outcomes.append("stale")
+
+    threads = [threading.Thread(target=step) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok", "stale"]
     env.close()
 
 

@@ -231,6 +231,21 @@ def test_vmap_over_actions_of_one_fast_state_names_num_envs():
             jax.vmap(lambda a: env.step(KEY, state, a))(jnp.array([0, 1], jnp.int32))
 
 
+def test_vmap_over_a_fast_state_raises_the_documented_error():
+    """A pool follows one trajectory per env: mapping its state (eagerly or under jit) is refused by vmap's rule."""
+    with envhub.make("envpool/CartPole-v1", num_envs=2) as env:
+        state, _ = env.init(KEY)
+        stacked = jax.tree.map(lambda x: jnp.stack([x, x]), state)
+        mapped = jax.vmap(lambda s: env.step(KEY, s, jnp.zeros(2, jnp.int32)))
+        for run in (mapped, jax.jit(mapped)):
+            with pytest.raises(HostVmapError, match=r"jax\.vmap maps the state of step\(\) of an envpool pool"):
+                run(stacked)
+        with pytest.raises(HostVmapError, match=r"maps the state of reset\(\)"):
+            jax.vmap(lambda s: env.reset(KEY, s))(stacked)
+        state, ts = env.step(KEY, state, jnp.zeros(2, jnp.int32))  # the pool is untouched and still steps
+        assert ts.obs.shape == (2, 4)
+
+
 def test_vmap_over_init_gives_one_pool_per_key():
     env = envhub.make("envpool/CartPole-v1")
     keys = jax.random.split(KEY, 3)
@@ -346,6 +361,8 @@ def test_async_loop_returns_each_env_exactly_once_per_send():
     assert done.sum() > 20
     # same-step reset: where an episode ended, obs is a new episode's start and final_obs the end
     assert (np.abs(np.asarray(ts.obs)[done]).max(axis=-1) <= 0.05).all()
+    final = np.asarray(ts.final_obs)[np.asarray(ts.terminated)]  # the state that ended it: pole or cart out
+    assert len(final) and ((np.abs(final[:, 0]) > 2.4) | (np.abs(final[:, 2]) > 0.2094)).all()
     ids = np.asarray(ts.info["env_id"]).ravel()
     later = np.ones_like(ids, bool)
     later[[np.flatnonzero(ids == e)[0] for e in range(num_envs)]] = False  # each env's first row: its init

@@ -65,7 +65,7 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
     (without a short limit) ends them by termination.
     """
     n = num_envs or 1
-    env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit)
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit, vectorization_mode="sync")
     actions = np.array(jax.random.randint(jax.random.key(1), (40, n), 0, 2), np.int32)
     if push:
         actions[:] = 1
@@ -103,6 +103,71 @@ def test_matches_gymnasium_vector_env_step_for_step(num_envs, limit, push):
         ends += int((terminated if push else truncated).sum())
     raw.close()
     assert ends >= 2 * n  # several episodes ended the intended way, and final_obs was compared there
+
+
+@pytest.mark.parametrize(
+    "num_envs, limit, push", [(None, 500, True), (4, 8, False)], ids=["terminations", "truncations"]
+)
+def test_numpy_cartpole_matches_gymnasiums_next_step_env(num_envs, limit, push):
+    """On gymnasium's NumPy CartPoleVectorEnv, envhub resets in the step where gymnasium resets on the next one.
+
+    Ground truth: gymnasium's own vector env, stepped alongside. Where it reports an episode end,
+    its following step (whose action it ignores) returns the reset observations: envhub must show
+    them in the ending step, with gymnasium's terminal observation in ``final_obs``. With 4 envs
+    and ``max_episode_steps=8`` all 4 end together, so the reference stays in lockstep.
+    """
+    from envhub_gymnasium.same_step import combined_seed
+
+    n = num_envs or 1
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=num_envs, max_episode_steps=limit)
+    assert env.vectorization_mode == "vector_entry_point" and "by envhub" in env.metadata["autoreset"]
+    actions = np.ones((60, n), np.int32) if push else np.array(jax.random.randint(KEY, (60, n), 0, 2), np.int32)
+    raw = gymnasium.make_vec(
+        "CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit
+    )
+    state, first = jax.jit(env.init)(KEY)
+    want_obs, _ = raw.reset(seed=combined_seed([int(s) for s in key_to_seeds(KEY, n)]))
+    np.testing.assert_array_equal(np.asarray(first.obs).reshape(want_obs.shape), want_obs)
+    step, ends = jax.jit(env.step), 0
+    for a in actions:
+        state, ts = step(KEY, state, a if num_envs else a[0])
+        final, reward, terminated, truncated, _ = raw.step(a)
+        done = terminated | truncated
+        assert done.all() or not done.any(), "the reference left lockstep"
+        obs = raw.step(np.zeros(n, np.int64))[0] if done.any() else final  # gymnasium's reset step
+        for name, want in [
+            ("obs", obs),
+            ("final_obs", final),
+            ("reward", reward),
+            ("terminated", terminated),
+            ("truncated", truncated & ~terminated),
+        ]:
+            np.testing.assert_array_equal(np.asarray(getattr(ts, name)).reshape(want.shape), want, err_msg=name)
+        ends += int((terminated if push else truncated).sum())
+    env.close()
+    raw.close()
+    assert ends >= 2 * n
+
+
+def test_numpy_cartpole_partial_reset_is_seeded_by_the_key():
+    with envhub.make("gymnasium/CartPole-v1", num_envs=4) as env:
+        state, _ = env.init(KEY)
+        for _ in range(3):
+            state, ts = env.step(KEY, state, np.ones(4, np.int32))
+        mask = np.array([True, False, True, False])
+        outcomes = []
+        for key in (jax.random.key(1), jax.random.key(2)):
+            state, after = env.reset(key, state, where=mask)
+            outcomes.append(np.asarray(after.obs))
+            assert np.all(np.abs(outcomes[-1][mask]) <= 0.05)  # CartPole's reset distribution
+    assert not np.array_equal(outcomes[0][mask], outcomes[1][mask])
+
+
+def test_info_keys_selects_and_names_what_exists(test_envs):
+    with envhub.make("gymnasium/EnvhubDict-v0", info_keys=()) as env:
+        assert env.info_spec == {} and env.init(KEY)[1].info == {}
+    with pytest.raises(envhub.errors.InvalidArgumentError, match=r"info_keys=\['x'\].*reports \['t'\]"):
+        envhub.make("gymnasium/EnvhubDict-v0", info_keys=["x"])
 
 
 def test_terminated_wins_over_a_time_limit_on_the_same_step():
@@ -202,7 +267,7 @@ def test_garbage_collection_closes_host_envs():
     closed = []
     env = envhub.make("gymnasium/CartPole-v1")
     env.init(KEY)
-    for slot in env._table.slots.values():
+    for slot in env._bridge.table.slots.values():
         original = slot.host.close
         slot.host.close = lambda original=original: (closed.append(1), original())
     del env
@@ -283,13 +348,13 @@ def test_backend_kwargs_pass_through():
             truncated.append(bool(ts.truncated))
     assert rewards == [0.0, 0.0, 0.0] and truncated == [False, False, True]
     with envhub.make("gymnasium/CartPole-v1", render_mode="rgb_array") as env:
-        assert env._table.spare.render_mode == "rgb_array"
+        assert env._bridge.table.spare.render_mode == "rgb_array"
 
 
 def test_discrete_start_and_multidiscrete_map_to_envhub_spaces():
-    from envhub_gymnasium.environment import to_envhub_space
+    from envhub.gymnasium_spaces import from_gymnasium_space
 
-    space = to_envhub_space(
+    space = from_gymnasium_space(
         gymnasium.spaces.Dict(
             {
                 "d": gymnasium.spaces.Discrete(3, start=-1),

@@ -11,25 +11,27 @@ and the row is released when the reset arrives: ``final_obs`` is the terminal ob
 the new episode's first, and the next ``send`` for that env is a real step. Each ``send`` of an
 env gives exactly one row for it in a later ``recv``.
 
-Both calls are ordered ``io_callback``s (or direct calls when used eagerly); the pool is seeded from
-the key given to ``init``.
+Both calls go through ``envhub.host_callback`` (ordered by the handle each returns and the next
+takes), or run directly when used eagerly; the pool is seeded from the key given to ``init``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental import io_callback
 
+from envhub import host_callback, spaces
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.gymnasium_spaces import from_gymnasium_space
 from envhub.host import key_to_seeds
 from envhub.types import TimeStep
 from envhub_envpool._shim import import_envpool
-from envhub_envpool.environment import _info_spec, _map_space, to_envhub_space
+from envhub_envpool.layout import info_spec_of, map_space
 
 
 class AsyncEnvpool:
@@ -50,13 +52,16 @@ class AsyncEnvpool:
         self.id, self.task, self.kwargs = f"envpool/{task}", task, kwargs
         self.num_envs, self.batch_size = num_envs, batch_size
         spec = envpool.make_spec(task, **kwargs)
-        self.single_observation_space = to_envhub_space(spec.gymnasium_observation_space)
-        self.single_action_space = to_envhub_space(spec.gymnasium_action_space)
+        self.single_observation_space = from_gymnasium_space(spec.gymnasium_observation_space, self.id)
+        self.single_action_space = from_gymnasium_space(spec.gymnasium_action_space, self.id)
         self._action_dtype = np.dtype(spec._action_spec[-1][0])
-        self._info_spec = _info_spec(spec)
+        self._info_spec = info_spec_of(spec)
         self._pool: Any = None
-        self._ready: list[tuple[Any, ...]] = []  # rows received and translated, not yet returned
-        self._held: dict[int, tuple[Any, ...]] = {}  # env id -> its finished row, waiting for the reset
+        self._ready: list[_Rows] = []  # rows received and translated, not yet returned
+        self._held = _Held(num_envs, self.single_observation_space)
+        space = self.single_observation_space
+        self._obs_spaces = space.leaves if isinstance(space, spaces.Tree) else [space]
+        self._obs_tree = space.treedef if isinstance(space, spaces.Tree) else jax.tree.structure(0)
         self._closed = False
 
     # --- the API ------------------------------------------------------------------------------
@@ -69,9 +74,7 @@ class AsyncEnvpool:
     def recv(self, handle: jax.Array) -> tuple[jax.Array, TimeStep[Any]]:
         """Return the next ``batch_size`` finished steps; ``ts.info["env_id"]`` names their envs."""
         b = (self.batch_size,)
-        obs = _map_space(
-            self.single_observation_space, lambda s, _: jax.ShapeDtypeStruct((*b, *s.shape), s.dtype), None
-        )
+        obs = map_space(self.single_observation_space, lambda s, _: jax.ShapeDtypeStruct((*b, *s.shape), s.dtype), None)
         info = {k: jax.ShapeDtypeStruct((*b, *v.shape), v.dtype) for k, v in self._info_spec.items()}
         info["env_id"] = jax.ShapeDtypeStruct(b, jnp.int32)
         flag = jax.ShapeDtypeStruct(b, jnp.bool_)
@@ -89,7 +92,7 @@ class AsyncEnvpool:
         """Free the pool; calling it twice is harmless."""
         self._closed = True
         pool, self._pool = self._pool, None
-        self._ready, self._held = [], {}
+        self._ready, self._held = [], _Held(self.num_envs, self.single_observation_space)
         if pool is not None:
             pool.close()
 
@@ -105,7 +108,9 @@ class AsyncEnvpool:
         if self._closed:
             raise ClosedEnvironmentError(self.id, fn.__name__.removeprefix("_host_"))
         if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args)):
-            return io_callback(fn, struct, *args, ordered=True)
+            flat_fn = _Flat(fn, jax.tree.structure(args))
+            flat = host_callback.call_host(flat_fn, jax.tree.leaves(struct), *jax.tree.leaves(args))
+            return jax.tree.unflatten(jax.tree.structure(struct), flat)
         return jax.tree.map(jnp.asarray, fn(*jax.tree.map(np.asarray, args)))
 
     def _check_open(self, op: str) -> None:
@@ -128,7 +133,7 @@ class AsyncEnvpool:
                 env_seed=[int(s) & 0x7FFFFFFF for s in seeds],
                 **self.kwargs,
             )
-        self._ready, self._held = [], {}
+        self._ready, self._held = [], _Held(self.num_envs, self.single_observation_space)
         self._pool.async_reset()
         return np.int32(0)
 
@@ -139,46 +144,111 @@ class AsyncEnvpool:
 
     def _host_recv(self, handle: np.ndarray) -> Any:
         self._check_open("recv")
-        while len(self._ready) < self.batch_size:
-            obs, reward, terminated, truncated, info = self._pool.recv()
-            ids = np.asarray(info["env_id"])
-            kept = {k: np.asarray(info[k]) for k in self._info_spec}
-            resets = []
-            for r, e in enumerate(ids.tolist()):
-                row = (
-                    e,
-                    jax.tree.map(lambda x, r=r: x[r], obs),
-                    reward[r],
-                    bool(terminated[r]),
-                    bool(truncated[r]) and not bool(terminated[r]),
-                    {k: v[r] for k, v in kept.items()},
-                )
-                held = self._held.pop(e, None)
-                if held is not None:  # the reset row: the held finished step, with the new first obs
-                    _, final_obs, rew, term, trunc, _ = held
-                    self._ready.append((e, row[1], rew, term, trunc, final_obs, row[5]))
-                elif row[3] or row[4]:
-                    self._held[e] = row
-                    resets.append(e)
-                else:
-                    self._ready.append((e, row[1], row[2], False, False, row[1], row[5]))
-            if resets:  # envpool resets a finished env on its next step and ignores that action
-                zeros = np.zeros((len(resets), *self.single_action_space.shape), self._action_dtype)
-                self._pool.send(zeros, np.asarray(resets, np.int32))
-        batch, self._ready = self._ready[: self.batch_size], self._ready[self.batch_size :]
-        stack = lambda i: jax.tree.map(lambda *xs: np.stack(xs), *[row[i] for row in batch])  # noqa: E731
-        info = {k: np.asarray(v, self._info_spec[k].dtype) for k, v in stack(6).items()}
-        info["env_id"] = np.asarray([row[0] for row in batch], np.int32)
-        cast = lambda tree: _map_space(self.single_observation_space, lambda s, x: np.asarray(x, s.dtype), tree)  # noqa: E731
+        while sum(len(rows.env_id) for rows in self._ready) < self.batch_size:
+            self._translate(self._pool.recv())
+        rows = self._ready[0] if len(self._ready) == 1 else _Rows.concat(self._ready)
+        batch, rest = rows.split(self.batch_size)
+        self._ready = [rest] if len(rest.env_id) else []
+        unflatten = self._obs_tree.unflatten
+        info = {**dict(zip(self._info_spec, batch.info)), "env_id": batch.env_id}
         ts = TimeStep(
-            cast(stack(1)),
-            np.asarray(stack(2), np.float32),
-            np.asarray(stack(3), np.bool_),
-            np.asarray(stack(4), np.bool_),
-            cast(stack(5)),
-            info,
+            unflatten(batch.obs), batch.reward, batch.terminated, batch.truncated, unflatten(batch.final_obs), info
         )
         return np.int32(handle + 1), ts
 
+    def _translate(self, out: Any) -> None:
+        """Turn one envpool ``recv`` into same-step rows (NumPy, no loop over rows): hold finished rows until
+        their reset arrives, and ask envpool for those resets now (it ignores the placeholder action)."""
+        obs, reward, terminated, truncated, info = out
+        ids = np.asarray(info["env_id"], np.int32)
+        obs = [np.asarray(x, s.dtype) for x, s in zip(self._obs_tree.flatten_up_to(obs), self._obs_spaces)]
+        terminated = np.asarray(terminated, np.bool_)
+        truncated = np.asarray(truncated, np.bool_) & ~terminated  # terminated wins
+        reward = np.asarray(reward, np.float32)
+        final_obs, held = obs, self._held
+        arriving = held.waiting[ids]  # the reset rows: the held finished step, with the new first obs
+        ending = ~arriving & (terminated | truncated)
+        if arriving.any():
+            reward = np.where(arriving, held.reward[ids], reward)
+            terminated = np.where(arriving, held.terminated[ids], terminated)
+            truncated = np.where(arriving, held.truncated[ids], truncated)
+            final_obs = [np.where(_expand(arriving, o), h[ids], o) for h, o in zip(held.final_obs, obs)]
+            held.waiting[ids[arriving]] = False
+        if ending.any():
+            done = ids[ending]
+            held.waiting[done] = True
+            held.reward[done], held.terminated[done], held.truncated[done] = (
+                reward[ending],
+                terminated[ending],
+                truncated[ending],
+            )
+            for h, o in zip(held.final_obs, obs):
+                h[done] = o[ending]
+            zeros = np.zeros((len(done), *self.single_action_space.shape), self._action_dtype)
+            self._pool.send(zeros, done)  # envpool resets a finished env on its next step
+        info_values = [np.asarray(info[k], v.dtype) for k, v in self._info_spec.items()]
+        rows = _Rows(ids, obs, reward, terminated, truncated, final_obs, info_values)
+        self._ready.append(rows.take(~ending) if ending.any() else rows)
+
+
+class _Rows(NamedTuple):
+    """Same-step rows ready to return, in arrival order (obs and info as flat lists of arrays)."""
+
+    env_id: np.ndarray
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_obs: list[np.ndarray]
+    info: list[np.ndarray]
+
+    def take(self, index: Any) -> _Rows:
+        pick = [x[index] for x in (self.env_id, self.reward, self.terminated, self.truncated)]
+        return _Rows(pick[0], [x[index] for x in self.obs], *pick[1:], [x[index] for x in self.final_obs],
+                     [x[index] for x in self.info])  # fmt: skip
+
+    def split(self, k: int) -> tuple[_Rows, _Rows]:
+        return self.take(slice(None, k)), self.take(slice(k, None))
+
+    @staticmethod
+    def concat(parts: list[_Rows]) -> _Rows:
+        def cat(xs: Any) -> Any:
+            return np.concatenate(xs)
+
+        def cat_lists(lists: Any) -> list[np.ndarray]:
+            return [cat(column) for column in zip(*lists)]
+
+        return _Rows(cat([p.env_id for p in parts]), cat_lists([p.obs for p in parts]),
+                     cat([p.reward for p in parts]), cat([p.terminated for p in parts]),
+                     cat([p.truncated for p in parts]), cat_lists([p.final_obs for p in parts]),
+                     cat_lists([p.info for p in parts]))  # fmt: skip
+
+
+class _Held:
+    """Per envpool env: a finished step waiting for its reset row (``waiting``), and that step's values."""
+
+    def __init__(self, num_envs: int, observation_space: Any):
+        self.waiting = np.zeros(num_envs, np.bool_)
+        self.reward = np.zeros(num_envs, np.float32)
+        self.terminated = np.zeros(num_envs, np.bool_)
+        self.truncated = np.zeros(num_envs, np.bool_)
+        leaves = observation_space.leaves if hasattr(observation_space, "leaves") else [observation_space]
+        self.final_obs = [np.zeros((num_envs, *s.shape), s.dtype) for s in leaves]
+
+
+def _expand(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
+    return mask.reshape(mask.shape + (1,) * (like.ndim - 1))
+
 
 __all__ = ["AsyncEnvpool"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Flat:
+    """A host method taking and returning pytrees, called with and returning flat leaves (``call_host``'s form)."""
+
+    fn: Any
+    args: Any  # the treedef of the arguments
+
+    def __call__(self, *leaves: Any) -> list[Any]:
+        return jax.tree.leaves(self.fn(*jax.tree.unflatten(self.args, list(leaves))))

@@ -56,8 +56,9 @@ def envhub_register_envs(register: Any) -> None:
 def make_gymnasium_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
     """Build gymnasium ``name`` as one host vector env of ``num_envs`` (or 1, unbatched) sub-envs.
 
-    ``vectorization_mode`` ("sync", "async", "vector_entry_point") picks gymnasium's vectorizer;
-    every other kwarg (``max_episode_steps``, ``render_mode``, env-specific ones) goes to gymnasium.
+    ``vectorization_mode`` ("sync", "async", "vector_entry_point") picks gymnasium's vectorizer
+    (default: the fastest that auto-resets in the same step); ``info_keys`` keeps only those
+    ``info`` keys (``()`` for none); every other kwarg (``max_episode_steps``, ``render_mode``, env-specific ones) goes to gymnasium.
     """
     use_egl_when_headless()
     from envhub_gymnasium.environment import GymnasiumEnvironment

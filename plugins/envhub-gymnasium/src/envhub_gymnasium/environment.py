@@ -3,100 +3,141 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
 import jax
 import numpy as np
-from gymnasium import spaces as gym_spaces
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode
 
 from envhub import spaces
 from envhub.errors import EnvUnavailableError, HostEnvError, InvalidArgumentError, RenderError
-from envhub.host import HostEnvironment
+from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action
+from envhub.host import HostEnvironment, HostStep
+from envhub_gymnasium import same_step
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
 _DROPPED_INFO = ("final_obs", "final_info")
 
 
 class GymnasiumEnvironment(HostEnvironment):
-    """One gymnasium vector env per ``init``, in ``AutoresetMode.SAME_STEP``, squeezed when unbatched.
+    """One gymnasium vector env per ``init``, auto-resetting in the same step, squeezed when unbatched.
 
-    ``info`` keeps the numeric per-env keys seen in gymnasium's info after one probe ``reset`` and
-    ``step`` at construction (zeros when a step lacks them); ``final_obs``/``final_info``, the
-    ``_key`` masks and non-numeric or nested values are dropped.
+    The vector env is gymnasium's own NumPy one (``vector_entry_point``) where it can reset in the
+    same step, natively or through ``envhub_gymnasium.same_step``; else a sync vector env in
+    ``AutoresetMode.SAME_STEP``. ``info`` keeps the numeric per-env keys seen after one probe
+    ``reset`` and ``step`` at construction (or only ``info_keys``; zeros when a step lacks them);
+    ``final_obs``/``final_info``, the ``_key`` masks and non-numeric or nested values are dropped.
     """
 
-    def __init__(self, name: str, num_envs: int | None = None, vectorization_mode: str | None = None, **kwargs: Any):
-        super().__init__(num_envs)
+    def __init__(
+        self,
+        name: str,
+        num_envs: int | None = None,
+        vectorization_mode: str | None = None,
+        info_keys: Sequence[str] | None = None,
+        **kwargs: Any,
+    ):
         self.id = f"gymnasium/{name}"
         self.name, self.kwargs = name, kwargs
+        n = 1 if num_envs is None else num_envs
         self.vectorization_mode = _pick_mode(name, vectorization_mode)
         if "render_mode" not in kwargs and "rgb_array" in _render_modes(name, self.vectorization_mode):
             kwargs["render_mode"] = "rgb_array"  # gymnasium draws lazily: nothing is drawn until render()
         self.render_modes = ("rgb_array",) if kwargs.get("render_mode") == "rgb_array" else ()
-        host = self._host_make()  # the first vector env: read its spaces and info keys, keep it for init
+        host = self._make_vector_env(n)  # the first vector env: read its spaces and info keys, keep it for init
         try:
+            self._adapter = None
+            if host.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+                host = self._adapt_or_fall_back(host, n)
             self._gym_action_space = host.single_action_space
-            self._gym_observation_space = host.single_observation_space
-            self._action_space = to_envhub_space(self._gym_action_space, self.id)
-            self._observation_space = to_envhub_space(self._gym_observation_space, self.id)
-            self._info_spec = self._probe_info(host)
+            observation_space = from_gymnasium_space(host.single_observation_space, self.id)
+            action_space = from_gymnasium_space(self._gym_action_space, self.id)
+            info_spec = _probe_info(host, n, info_keys, self.id)
         except BaseException:
             host.close()
             raise
+        super().__init__(num_envs, observation_space=observation_space, action_space=action_space, info_spec=info_spec)
         self._keep_spare(host)
+        self._nested_obs = isinstance(observation_space, spaces.Tree)  # dicts/tuples to make plain each step
+        flat_action = not isinstance(action_space, spaces.Tree)
+        self._action_dtype = self._gym_action_space.dtype if flat_action else None
+
+    def _adapt_or_fall_back(self, host: Any, n: int) -> Any:
+        """Use the same-step adapter of a next-step vector env; if its attributes changed, a sync vector env."""
+        host.reset(seed=0)
+        self._adapter = same_step.adapter_for(host)
+        if self._adapter is not None:
+            return host
+        host.close()
+        warnings.warn(
+            f"{self.id}: envhub's same-step adapter does not fit {type(host).__name__} of gymnasium "
+            f"{gymnasium.__version__}; using the (slower) sync vector env",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        self.vectorization_mode = "sync"
+        return self._make_vector_env(n)
 
     # --- the host side ---------------------------------------------------------------------------
 
     def _host_make(self) -> Any:
+        return self._make_vector_env(self._n)
+
+    def _make_vector_env(self, n: int) -> Any:
         kwargs = dict(self.kwargs)
         vector_kwargs: dict[str, Any] = {}
         if self.vectorization_mode == "vector_entry_point":
-            if _accepts_autoreset_mode(self.name):
+            if _accepts(self.name, "autoreset_mode"):
                 kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
         else:  # copy=False: the bridge copies every output before the next step anyway
             vector_kwargs.update(autoreset_mode=AutoresetMode.SAME_STEP, copy=False)
         try:
             host = gymnasium.make_vec(
-                self.name,
-                num_envs=self._n,
-                vectorization_mode=self.vectorization_mode,
-                vector_kwargs=vector_kwargs,
-                **kwargs,
+                self.name, num_envs=n, vectorization_mode=self.vectorization_mode, vector_kwargs=vector_kwargs, **kwargs
             )
         except (gymnasium.error.DependencyNotInstalled, ImportError) as exc:
             raise EnvUnavailableError(self.id, f"{type(exc).__name__}: {exc}{_extra_hint(self.name)}") from exc
         mode = host.metadata.get("autoreset_mode")
-        if mode != AutoresetMode.SAME_STEP:
+        if mode != AutoresetMode.SAME_STEP and not same_step.has_adapter(type(host)):
             host.close()
-            raise HostEnvError(
-                self.id, "make", RuntimeError(f"the vector env uses autoreset mode {mode}, not SAME_STEP")
-            )
+            problem = RuntimeError(f"the vector env uses autoreset mode {mode}, not SAME_STEP")
+            raise HostEnvError(self.id, "make", problem)
         return host
 
     def _host_reset(self, host: Any, seeds: list[int]) -> tuple[Any, dict[str, Any]]:
-        obs, info = host.reset(seed=seeds)
-        return self._obs(obs), info
+        # gymnasium's NumPy vector envs take one seed for all their sub-envs
+        obs, info = host.reset(seed=same_step.combined_seed(seeds) if self._adapter else seeds)
+        return _plain(obs), info
 
     def _host_reset_where(self, host: Any, seeds: list[int], mask: Any) -> tuple[Any, dict[str, Any]]:
+        if self._adapter is not None:
+            host.np_random = np.random.default_rng(same_step.combined_seed(seeds))
+            return self._adapter(host, mask), {}
         obs, info = host.reset(seed=seeds, options={"reset_mask": mask})
-        return self._obs(obs), info
+        return _plain(obs), info
 
-    def _host_step(self, host: Any, action: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = host.step(to_gym_action(self._gym_action_space, action))
-        obs = self._obs(obs)
+    def _host_step(self, host: Any, action: Any) -> HostStep:
+        if self._action_dtype is not None:
+            action = np.asarray(action, self._action_dtype)
+        else:
+            action = to_gymnasium_action(self._gym_action_space, action)
+        obs, reward, terminated, truncated, info = host.step(action)
+        obs = _plain(obs) if self._nested_obs else obs
         done = np.logical_or(terminated, truncated)
-        final_obs = obs
-        if done.any():  # info["final_obs"][i] is sub-env i's last obs, None where it did not end
-            leaves = [np.array(x, copy=True) for x in self._leaves(obs)]
-            for i in np.flatnonzero(done):
-                for leaf, value in zip(leaves, self._leaves(_plain(info["final_obs"][i]))):
-                    leaf[i] = value
-            final_obs = self._unflatten(leaves)
-        return obs, reward, terminated, truncated, final_obs, info
+        if not done.any():
+            return HostStep(obs, reward, terminated, truncated, obs, info)
+        if self._adapter is not None:
+            return HostStep(self._adapter(host, done), reward, terminated, truncated, obs, info)
+        # info["final_obs"][i] is sub-env i's last obs, None where it did not end
+        leaves = [np.array(x, copy=True) for x in self._leaves(obs)]
+        for i in np.flatnonzero(done):
+            for leaf, value in zip(leaves, self._leaves(_plain(info["final_obs"][i]))):
+                leaf[i] = value
+        return HostStep(obs, reward, terminated, truncated, self._unflatten(leaves), info)
 
     def _host_render(self, host: Any) -> Any:
         if not self.render_modes:
@@ -118,45 +159,44 @@ class GymnasiumEnvironment(HostEnvironment):
             "time_limit": self.kwargs.get("max_episode_steps", spec.max_episode_steps),
             "library": f"gymnasium {gymnasium.__version__}",
             "vectorization_mode": self.vectorization_mode,
+            "autoreset": "same-step, gymnasium's own"
+            if self._adapter is None
+            else "same-step, by envhub (gymnasium's env resets on the next step)",
         }
 
-    def _probe_info(self, host: Any) -> dict[str, jax.ShapeDtypeStruct]:
-        """The numeric per-env info keys of one reset and one step (the env is reset again at init)."""
-        _, reset_info = host.reset(seed=0)
-        _, _, _, _, step_info = host.step(host.action_space.sample())
-        spec = {}
-        for info in (reset_info, step_info):
-            for key, value in info.items():
-                if key.startswith("_") or key in _DROPPED_INFO or not isinstance(value, np.ndarray):
-                    continue
-                if value.dtype.kind in "biuf" and value.shape[:1] == (self._n,):
-                    spec[key] = jax.ShapeDtypeStruct(value.shape[1:], jax.dtypes.canonicalize_dtype(value.dtype))
-        return dict(sorted(spec.items()))
-
-    # --- spaces and structure ----------------------------------------------------------------------
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._action_space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._observation_space
-
-    @property
-    def info_spec(self) -> dict[str, jax.ShapeDtypeStruct]:
-        return self._info_spec
-
-    def _obs(self, obs: Any) -> Any:
-        return _plain(obs)
+    # --- observation structure -----------------------------------------------------------------
 
     def _leaves(self, obs: Any) -> list[Any]:
-        space = self._observation_space
-        return space.treedef.flatten_up_to(obs) if isinstance(space, spaces.Tree) else [obs]
+        space = self.single_observation_space
+        return space.treedef.flatten_up_to(obs) if hasattr(space, "treedef") else [obs]
 
     def _unflatten(self, leaves: list[Any]) -> Any:
-        space = self._observation_space
-        return space.treedef.unflatten(leaves) if isinstance(space, spaces.Tree) else leaves[0]
+        space = self.single_observation_space
+        return space.treedef.unflatten(leaves) if hasattr(space, "treedef") else leaves[0]
+
+
+def _probe_info(host: Any, n: int, keys: Sequence[str] | None, env_id: str) -> dict[str, jax.ShapeDtypeStruct]:
+    """The numeric per-env info keys of one reset and one step (the env is reset again at init)."""
+    if keys is not None and not keys:
+        return {}
+    _, reset_info = host.reset(seed=0)
+    _, _, _, _, step_info = host.step(host.action_space.sample())
+    spec = {}
+    for info in (reset_info, step_info):
+        for key, value in info.items():
+            if key.startswith("_") or key in _DROPPED_INFO or not isinstance(value, np.ndarray):
+                continue
+            if value.dtype.kind in "biuf" and value.shape[:1] == (n,):
+                spec[key] = jax.ShapeDtypeStruct(value.shape[1:], jax.dtypes.canonicalize_dtype(value.dtype))
+    if keys is None:
+        return spec
+    missing = sorted(set(keys) - set(spec))
+    if missing:
+        raise InvalidArgumentError(
+            f"info_keys={list(keys)!r} for {env_id}: {missing} are not numeric per-env info keys of it; "
+            f"it reports {sorted(spec)} (or pass info_keys=() for none)."
+        )
+    return {k: spec[k] for k in keys}
 
 
 def _extra_hint(name: str) -> str:
@@ -169,7 +209,7 @@ def _extra_hint(name: str) -> str:
 
 
 def _pick_mode(name: str, requested: str | None) -> str:
-    """gymnasium's own vector env when it can auto-reset in the same step, else sync (or as asked)."""
+    """gymnasium's own NumPy vector env when it (or envhub's adapter) can auto-reset in the same step, else sync."""
     spec = gymnasium.spec(name)
     # ale-py's AtariVectorEnv preprocesses (84x84 grayscale, 4 stacked frames, clipped rewards): it is
     # another environment than ALE/<Game>, so it is used only when asked for.
@@ -185,7 +225,8 @@ def _pick_mode(name: str, requested: str | None) -> str:
     if requested == "vector_entry_point" and not native:
         raise InvalidArgumentError(
             f"vectorization_mode='vector_entry_point' for gymnasium/{name}, but its vector env "
-            f"cannot auto-reset in the same step (AutoresetMode.SAME_STEP), which envhub needs; "
+            f"cannot auto-reset in the same step (AutoresetMode.SAME_STEP, or an adapter in "
+            f"envhub_gymnasium.same_step), which envhub needs; "
             f"use 'sync' or 'async'."
         )
     return requested
@@ -208,10 +249,6 @@ def _creator(name: str) -> Any:
     return entry if callable(entry) else load_env_creator(entry)
 
 
-def _accepts_autoreset_mode(name: str) -> bool:
-    return _accepts(name, "autoreset_mode")
-
-
 def _accepts(name: str, parameter: str) -> bool:
     try:
         return parameter in inspect.signature(_creator(name)).parameters
@@ -225,7 +262,8 @@ def _vector_same_step(spec: Any) -> bool:
     except Exception:  # noqa: BLE001 - an unloadable vector entry point is simply not used
         return False
     declared = getattr(creator, "metadata", {}).get("autoreset_mode")
-    return declared == AutoresetMode.SAME_STEP or _accepts_autoreset_mode(spec.id)
+    same_step_native = declared == AutoresetMode.SAME_STEP or _accepts(spec.id, "autoreset_mode")
+    return same_step_native or same_step.has_adapter(creator)
 
 
 def _plain(x: Any) -> Any:
@@ -235,34 +273,3 @@ def _plain(x: Any) -> Any:
     if isinstance(x, tuple):
         return tuple(_plain(v) for v in x)
     return x
-
-
-def to_gym_action(space: gym_spaces.Space, action: Any) -> Any:
-    """An envhub action (leading axis of n) in the structure and dtype gymnasium's vector env takes."""
-    if isinstance(space, gym_spaces.Dict):
-        return {k: to_gym_action(s, action[k]) for k, s in space.spaces.items()}
-    if isinstance(space, gym_spaces.Tuple):
-        return tuple(to_gym_action(s, a) for s, a in zip(space.spaces, action))
-    return np.asarray(action, dtype=space.dtype)
-
-
-def to_envhub_space(space: gym_spaces.Space, env_id: str = "gymnasium") -> spaces.Space:
-    """Convert a gymnasium space to an envhub one (64-bit dtypes become JAX's default 32-bit ones)."""
-    dtype = jax.dtypes.canonicalize_dtype(space.dtype) if space.dtype is not None else None
-    if isinstance(space, gym_spaces.Discrete):
-        return spaces.Discrete(int(space.n), int(space.start), dtype=dtype)
-    if isinstance(space, gym_spaces.MultiDiscrete):
-        return spaces.MultiDiscrete(space.nvec, space.start, dtype=dtype)
-    if isinstance(space, gym_spaces.MultiBinary):
-        return spaces.Box(0, 1, space.shape, dtype=dtype)
-    if isinstance(space, gym_spaces.Box):
-        return spaces.Box(space.low, space.high, space.shape, dtype=dtype)
-    if isinstance(space, gym_spaces.Dict):
-        return spaces.Tree({k: to_envhub_space(s, env_id) for k, s in space.spaces.items()})
-    if isinstance(space, gym_spaces.Tuple):
-        return spaces.Tree(tuple(to_envhub_space(s, env_id) for s in space.spaces))
-    raise EnvUnavailableError(
-        env_id,
-        f"its space {space!r} ({type(space).__name__}) has no fixed-shape envhub "
-        f"equivalent (envhub maps Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)",
-    )

@@ -1,0 +1,118 @@
+"""envpool's async mode (``batch_size < num_envs``): envhub's ``AsyncEnvpool`` actor loop vs envpool's own.
+
+- ``envhub actor (jit)``: ``AsyncEnvpool.recv`` -> random actions -> ``send`` in one jitted
+  ``lax.fori_loop`` (host callbacks through ``envhub.host_callback``; same-step auto-reset).
+- ``envpool python loop``: envpool's own ``recv``/``send`` in a Python loop with NumPy random actions
+  (next-step auto-reset; the raw baseline).
+- ``envpool xla loop``: envpool's own ``env.xla()`` ``recv``/``send`` in a jitted ``fori_loop``.
+
+Run: ``python benchmarks/envpool_async.py [--task CartPole-v1] [--num-envs 16] [--batch-size 8]
+[--batches 2000] [--repeats 7] [--json out.json]``. Prints medians per batch and ratios in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import comparison_row, interleaved_medians, write_json
+from envhub_envpool import AsyncEnvpool
+from envhub_envpool._shim import import_envpool
+
+warnings.filterwarnings("ignore", module="gymnasium")
+
+
+def envhub_actor(task: str, n: int, b: int, batches: int, num_actions: int):
+    pool = AsyncEnvpool(task, num_envs=n, batch_size=b)
+
+    def body(i, carry):
+        handle, key = carry
+        key, sub = jax.random.split(key)
+        handle, ts = pool.recv(handle)
+        action = jax.random.randint(sub, (b,), 0, num_actions, jnp.int32)
+        return pool.send(handle, action, ts.info["env_id"]), key
+
+    run = jax.jit(lambda h, k: jax.lax.fori_loop(0, batches, body, (h, k)))
+    carry = [pool.init(jax.random.key(0)), jax.random.key(1)]
+
+    def once():
+        carry[:] = jax.block_until_ready(run(*carry))
+
+    return once, pool.close
+
+
+def envpool_env(task: str, n: int, b: int):
+    envpool = import_envpool()
+    env = envpool.make(task, env_type="gymnasium", num_envs=n, batch_size=b, seed=0)
+    env.async_reset()
+    return env
+
+
+def envpool_python(task: str, n: int, b: int, batches: int, num_actions: int):
+    env, rng = envpool_env(task, n, b), np.random.default_rng(0)
+
+    def once():
+        for _ in range(batches):
+            info = env.recv()[-1]
+            env.send(rng.integers(0, num_actions, b, dtype=np.int32), info["env_id"])
+
+    return once, env.close
+
+
+def envpool_xla(task: str, n: int, b: int, batches: int, num_actions: int):
+    env = envpool_env(task, n, b)
+    handle, recv, send, _ = env.xla()
+
+    def body(i, carry):
+        handle, key = carry
+        key, sub = jax.random.split(key)
+        handle, (_, _, _, _, info) = recv(handle)
+        action = jax.random.randint(sub, (b,), 0, num_actions, jnp.int32)
+        return send(handle, action, info["env_id"]), key
+
+    run = jax.jit(lambda h, k: jax.lax.fori_loop(0, batches, body, (h, k)))
+    carry = [handle, jax.random.key(1)]
+
+    def once():
+        carry[:] = jax.block_until_ready(run(*carry))
+
+    return once, env.close
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="CartPole-v1")
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batches", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write comparison rows (raw = python loop)")
+    args = parser.parse_args()
+    envpool = import_envpool()
+    num_actions = int(envpool.make_spec(args.task).action_space.n)
+    n, b, batches = args.num_envs, args.batch_size, args.batches
+    loops = {"envhub actor (jit)": envhub_actor, "envpool python loop": envpool_python, "envpool xla loop": envpool_xla}
+    built = {name: build(args.task, n, b, batches, num_actions) for name, build in loops.items()}
+    for once, _ in built.values():
+        once()  # warm-up (compiles)
+    medians = interleaved_medians({name: once for name, (once, _) in built.items()}, args.repeats)
+    for _, close in built.values():
+        close()
+    print(f"{args.task}: num_envs={n}, batch_size={b}, {batches} batches x {args.repeats} repeats; envpool "
+          f"{envpool.__version__}, jax {jax.__version__}")  # fmt: skip
+    print(f"{'loop':<22} {'us/batch':>9} {'env steps/s':>12} {'envhub / this':>14}")
+    for name, seconds in medians.items():
+        print(f"{name:<22} {seconds / batches * 1e6:9.1f} {b * batches / seconds:12.0f} "
+              f"{seconds / medians['envhub actor (jit)']:13.2f}x")  # fmt: skip
+    rows = [
+        comparison_row("envpool", f"{args.task} async {n}/{b}", b, batches, medians, {}, "envhub actor (jit)", raw)
+        for raw in ("envpool python loop", "envpool xla loop")
+    ]
+    write_json(rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Same-step auto-reset on envpool with **spare environments**, written once for NumPy and for jax.numpy.
+
+envpool resets a finished environment on its *next* step, ignoring that step's action. A pool of
+``n`` logical environments therefore holds ``2n`` envpool environments (async mode,
+``batch_size=n``): ``n`` are active; the others are either *fresh* (already reset, their first
+observation kept in ``first``) or *pending* (finished, not yet reset). When logical env ``i``
+finishes, the lowest-numbered fresh spare takes its place in the same step and the finished one
+becomes pending. Only when more envs finish in one step than there are fresh spares is one extra
+batch sent: exactly ``n`` pending envs, which envpool resets (their actions are ignored, and
+nobody sees that step). So almost every step is one envpool round trip.
+
+``advance`` is that scheme. The host bridge runs it with ``xp=numpy`` and a Python ``if``; the XLA
+fast path traces it with ``xp=jax.numpy`` and ``lax.cond``; both give bit-identical trajectories.
+Arrays are in physical order: ``phys`` (n,) is the envpool env each logical env plays in,
+``fresh`` (2n,) and ``first`` (2n, ...) describe every envpool env.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+from envhub_envpool.layout import Layout
+
+Cond = Callable[[Any, Callable[[Any], Any], Any], Any]  # (predicate, fn, carry) -> fn(carry) or carry
+
+
+class Advanced(NamedTuple):
+    """One step of the scheme: the new bookkeeping and the step's rows in logical order."""
+
+    token: Any  # whatever the refill threads (the XLA path's send/recv handle; None on the host)
+    phys: Any
+    fresh: Any
+    first: dict[str, Any]
+    obs: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    final_obs: Any
+    info: dict[str, Any]
+
+
+def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: dict[str, Any], token: Any,
+            rows: tuple[Any, ...], refill: Callable[[Any, Any], tuple[Any, Any]]) -> Advanced:  # fmt: skip
+    """Apply one ``recv``'s ``rows`` (see ``Layout.row``); ``refill(token, ids) -> (token, rows)`` resets ``ids``."""
+    n = layout.n
+    eid, obs, reward, terminated, truncated, info = rows
+    arange = xp.arange(n, dtype=np.int32)
+    pos = scatter(xp, xp.zeros(2 * n, np.int32), phys, arange)
+    order = scatter(xp, xp.zeros(n, np.int32), pos[eid], arange)  # the row of each logical env
+    obs, info = take(obs, order), take(info, order)
+    reward, terminated, truncated = reward[order], terminated[order], truncated[order]
+    done = terminated | truncated
+
+    def reset_pending(carry: Any) -> Any:
+        token, fresh, first = carry
+        pending = scatter(xp, ~fresh, phys, done)  # finished or waiting, and not fresh
+        token, (rid, robs, _, _, _, rinfo) = refill(token, first_true(xp, pending, n))
+        first = {"obs": put(xp, first["obs"], rid, robs), "info": put(xp, first["info"], rid, rinfo)}
+        return token, scatter(xp, fresh, rid, True), first
+
+    token, fresh, first = cond(done.sum() > fresh.sum(), reset_pending, (token, fresh, first))
+    spares = first_true(xp, fresh, 2 * n)  # the fresh envs, lowest id first
+    rank = xp.clip(xp.cumsum(done) - 1, 0, 2 * n - 1)
+    new = xp.where(done, spares[rank], phys).astype(np.int32)
+    fresh = scatter(xp, fresh, xp.where(done, new, 2 * n), False, drop=True)
+    first_obs, first_info = take(first["obs"], new), take(first["info"], new)
+    return Advanced(
+        token,
+        new,
+        fresh,
+        first,
+        where(xp, done, first_obs, obs),
+        reward,
+        terminated,
+        truncated & ~terminated,  # terminated wins
+        obs,
+        where(xp, done, first_info, info),
+    )
+
+
+def numpy_cond(predicate: Any, fn: Callable[[Any], Any], carry: Any) -> Any:
+    return fn(carry) if predicate else carry
+
+
+def force_reset(layout: Layout, pool: Any, phys: np.ndarray, fresh: np.ndarray, first: dict[str, Any],
+                mask: np.ndarray) -> tuple[np.ndarray, dict[str, Any], Any, dict[str, Any]]:  # fmt: skip
+    """envpool's own reset of the masked logical envs, padded to ``n`` with non-active envs (which become fresh).
+
+    Returns the new ``fresh`` and ``first`` and, in logical order, the obs and info (zeros where not reset).
+    """
+    n = layout.n
+    targets = phys[mask]
+    others = np.setdiff1d(np.arange(2 * n), phys)[: n - len(targets)]
+    pool._reset(np.concatenate([targets, others]).astype(np.int32))  # envpool's force reset (async: these n rows)
+    eid, obs, _, _, _, info = layout.row(pool.recv())
+    first = {"obs": put(np, first["obs"], eid, obs), "info": put(np, first["info"], eid, info)}
+    fresh = scatter(np, scatter(np, fresh, eid, True), phys, False)
+    keep = mask.reshape(n)
+
+    def masked(x: np.ndarray) -> np.ndarray:
+        return np.where(_expand(keep, x[phys]), x[phys], 0).astype(x.dtype)
+
+    return fresh, first, jax.tree.map(masked, first["obs"]), jax.tree.map(masked, first["info"])
+
+
+def first_true(xp: Any, mask: Any, k: int) -> Any:
+    """The indices of the first ``k`` true entries of ``mask``, ascending (a scatter: cheaper than a sort)."""
+    rank = xp.cumsum(mask) - 1
+    slot = xp.where(mask & (rank < k), rank, k)
+    return scatter(xp, xp.zeros(k, np.int32), slot, xp.arange(mask.shape[0], dtype=np.int32), drop=True)
+
+
+def scatter(xp: Any, base: Any, index: Any, values: Any, drop: bool = False) -> Any:
+    """A copy of ``base`` with ``base[index] = values``; ``drop``: out-of-range indices are skipped."""
+    if xp is np:
+        out = np.array(base, copy=True)
+        if drop:
+            keep = index < len(base)
+            index, values = index[keep], values[keep] if np.ndim(values) else values
+        out[index] = values
+        return out
+    return base.at[index].set(values, mode="drop" if drop else None)
+
+
+def take(tree: Any, index: Any) -> Any:
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+def put(xp: Any, tree: Any, index: Any, values: Any) -> Any:
+    return jax.tree.map(lambda a, b: scatter(xp, a, index, b), tree, values)
+
+
+def where(xp: Any, mask: Any, a: Any, b: Any) -> Any:
+    return jax.tree.map(lambda x, y: xp.where(_expand(mask, x), x, y), a, b)
+
+
+def _expand(mask: Any, like: Any) -> Any:
+    return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
