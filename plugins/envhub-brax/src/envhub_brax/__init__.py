@@ -45,7 +45,7 @@ def envhub_register_envs(register: Any) -> None:
 
 
 def make_brax_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
-    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``episode_length``, ``reset_mode``, ``reset_batch_size``."""
+    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``episode_length``, ``reset_mode``, ``reset_spares``."""
     from envhub_brax.environment import BraxEnvironment
 
     return BraxEnvironment(name, num_envs=num_envs, **kwargs)

@@ -30,7 +30,7 @@ def check_arguments(
     backend: str | None,
     episode_length: int | None,
     reset_mode: str,
-    reset_batch_size: int | None,
+    reset_spares: bool | None,
     num_envs: int | None,
     kwargs: dict[str, Any],
 ) -> None:
@@ -49,16 +49,13 @@ def check_arguments(
         )
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r} for brax/{name}: use one of {RESET_MODES}.")
-    if reset_batch_size is not None:
-        if num_envs is None or reset_mode != "real":
+    if reset_spares is not None:
+        if not isinstance(reset_spares, bool):
+            raise InvalidArgumentError(f"reset_spares={reset_spares!r} for brax/{name}: pass True or False.")
+        if reset_spares and (num_envs is None or reset_mode != "real"):
             raise InvalidArgumentError(
-                f"reset_batch_size={reset_batch_size!r} for brax/{name} applies to num_envs=N with "
-                f"reset_mode='real' only (got num_envs={num_envs!r}, reset_mode={reset_mode!r}): omit it."
-            )
-        if not _positive_int(reset_batch_size) or reset_batch_size > num_envs:
-            raise InvalidArgumentError(
-                f"reset_batch_size={reset_batch_size!r} for brax/{name}: pass an int from 1 to num_envs={num_envs}, "
-                "or None for the default (num_envs // 4)."
+                f"reset_spares=True for brax/{name} applies to num_envs=N with reset_mode='real' only "
+                f"(got num_envs={num_envs!r}, reset_mode={reset_mode!r}): omit it."
             )
     if "action_repeat" in kwargs:
         raise InvalidArgumentError(

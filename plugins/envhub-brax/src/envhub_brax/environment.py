@@ -52,14 +52,16 @@ class BraxState:
         brax: brax's own ``brax.envs.State`` (``.pipeline_state`` is what rendering draws).
         steps: int32 steps taken in the current episode.
         first: ``reset_mode="cached"`` only: the brax state every episode restarts from; else ``None``.
+        spares: ``reset_spares`` only: the spare initial states (``envhub_brax.resets.Spares``); else ``None``.
     """
 
     brax: Any
     steps: jax.Array
     first: Any = None
+    spares: Any = None
 
 
-jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first"], meta_fields=[])
+jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first", "spares"], meta_fields=[])
 
 
 class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
@@ -72,8 +74,10 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         reset_mode: ``"real"``: every episode starts from its own ``reset`` with its own key.
             ``"cached"``: every episode of an environment restarts from that environment's first
             state (brax's ``AutoResetWrapper`` behaviour, cheaper, but episodes repeat).
-        reset_batch_size: ``num_envs=N`` with real resets: how many finished environments one
-            reset round handles (see ``envhub_brax.resets``); ``None``: ``max(1, N // 4)``.
+        reset_spares: ``num_envs=N`` with real resets: ``True`` (the default) keeps one spare
+            initial state per environment, made ``N`` at a time when they run out (one batched reset
+            per ``N`` episode ends; the state's memory doubles); ``False`` resets the finished
+            environments on the step they end. See ``envhub_brax.resets``.
         num_envs: ``None`` for one environment, ``N`` for a batch of ``N``.
         **kwargs: brax's constructor arguments of that environment.
     """
@@ -85,13 +89,13 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         backend: str | None = None,
         episode_length: int | None = 1000,
         reset_mode: str = "real",
-        reset_batch_size: int | None = None,
+        reset_spares: bool | None = None,
         num_envs: int | None = None,
         **kwargs: Any,
     ):
-        building.check_arguments(name, backend, episode_length, reset_mode, reset_batch_size, num_envs, kwargs)
+        building.check_arguments(name, backend, episode_length, reset_mode, reset_spares, num_envs, kwargs)
         brax_env = building.build(import_brax_envs(), name, backend, kwargs)
-        self._setup(name, brax_env, episode_length, reset_mode, reset_batch_size, num_envs)
+        self._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
 
     @classmethod
     def from_env(
@@ -100,14 +104,14 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         *,
         episode_length: int | None = 1000,
         reset_mode: str = "real",
-        reset_batch_size: int | None = None,
+        reset_spares: bool | None = None,
         num_envs: int | None = None,
     ) -> BraxEnvironment:
         """Wrap a brax environment object (yours, not only a registered one); no brax wrapper applied."""
         name = type(brax_env).__name__
-        building.check_arguments(name, None, episode_length, reset_mode, reset_batch_size, num_envs, {})
+        building.check_arguments(name, None, episode_length, reset_mode, reset_spares, num_envs, {})
         env = cls.__new__(cls)
-        env._setup(name, brax_env, episode_length, reset_mode, reset_batch_size, num_envs)
+        env._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
         env.id = f"brax-object/{name}"
         return env
 
@@ -117,7 +121,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         brax_env: Any,
         episode_length: int | None,
         reset_mode: str,
-        reset_batch_size: int | None,
+        reset_spares: bool | None,
         num_envs: int | None,
     ) -> None:
         self.name = name
@@ -125,9 +129,8 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         self.episode_length = episode_length
         self.reset_mode = reset_mode
         self.num_envs = num_envs
-        if num_envs is not None and reset_mode == "real" and reset_batch_size is None:
-            reset_batch_size = resets.default_batch_size(num_envs)
-        self.reset_batch_size = reset_batch_size
+        batched_real = num_envs is not None and reset_mode == "real"
+        self.reset_spares = batched_real and reset_spares is not False
         obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
         self._single_observation_space = _obs_space(obs)
         self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
@@ -163,7 +166,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
             "library": f"brax {importlib.metadata.version('brax')}",
             "pipeline": getattr(self.brax_env, "backend", None),
             "reset_mode": self.reset_mode,
-            "reset_batch_size": self.reset_batch_size,
+            "reset_spares": self.reset_spares,
         }
 
     def _render(self, state: BraxState, index: int | None) -> Any:
@@ -216,12 +219,20 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
             brax_state = jax.vmap(self._brax_reset)(jax.random.split(key, self.num_envs))
         steps = jnp.zeros(jnp.shape(brax_state.reward), jnp.int32)
         first = brax_state if self.reset_mode == "cached" else None
-        return BraxState(brax_state, steps, first), self._first_timestep(brax_state)
+        spares = resets.no_spares(brax_state) if self.reset_spares else None
+        return BraxState(brax_state, steps, first, spares), self._first_timestep(brax_state)
 
     def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
         if self.reset_mode == "cached":
-            return BraxState(state.first, jnp.zeros_like(state.steps), state.first), self._first_timestep(state.first)
+            return dataclasses.replace(
+                state, brax=state.first, steps=jnp.zeros_like(state.steps)
+            ), self._first_timestep(state.first)
         return self._init(key)
+
+    def _reset_where(self, key: jax.Array, state: BraxState, where: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        new, ts = self._reset(key, state)  # the spares stay: they are still unused
+        kept = dataclasses.replace(state, brax=_select(where, new.brax, state.brax))
+        return dataclasses.replace(kept, steps=jnp.where(where, 0, state.steps)), ts
 
     def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         if self.num_envs is None:
@@ -231,15 +242,16 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         steps = state.steps + 1
         terminated, truncated = self._flags(stepped, steps)
         done = jnp.logical_or(terminated, truncated)
+        spares = state.spares
         if self.reset_mode == "cached":
             new = _select(done, state.first, stepped)
         elif self.num_envs is None:
             # One environment: reset only when the episode ended (under jax.vmap this becomes a select).
             new = jax.lax.cond(done, lambda: self._brax_reset(key), lambda: stepped)
-        else:
-            # Environment i resets with split(key, N)[i], whatever the batch size or the sharding.
-            keys = jax.random.split(key, self.num_envs)
-            new = resets.reset_done(self._brax_reset, keys, done, stepped, self.reset_batch_size or self.num_envs)
+        elif self.reset_spares:
+            new, spares = resets.reset_from_spares(self._brax_reset, key, done, stepped, spares)
+        else:  # environment i resets with split(key, N)[i]
+            new = resets.reset_done(self._brax_reset, jax.random.split(key, self.num_envs), done, stepped)
         ts = TimeStep(
             obs=new.obs,
             reward=stepped.reward.astype(jnp.float32),
@@ -248,7 +260,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
             final_obs=stepped.obs,
             info=dict(stepped.metrics),
         )
-        return BraxState(new, jnp.where(done, 0, steps), state.first), ts
+        return BraxState(new, jnp.where(done, 0, steps), state.first, spares), ts
 
 
 def _obs_space(obs: Any) -> spaces.Space:
