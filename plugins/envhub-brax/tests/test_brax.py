@@ -106,7 +106,7 @@ def raw_brax():
     obs, reward, done, truncation. The wrapper only compares its time limit with the step count,
     so the limit can be a traced argument: one compile serves every limit.
     """
-    base = brax_envs.get_environment("inverted_pendulum")
+    base = brax_envs.get_environment("inverted_pendulum", backend="mjx")  # envhub-brax's default pipeline
 
     @jax.jit
     def run(key, actions, episode_length):
