@@ -23,25 +23,43 @@ from brax.envs.wrappers.training import EpisodeWrapper
 
 import envhub
 from envhub import testing
-from envhub.errors import EnvUnavailableError, InvalidArgumentError, RenderError
+from envhub.errors import InvalidArgumentError, RenderError
+from envhub.wrappers import Wrapper, select
 
 ENV = "brax/inverted_pendulum"
 LIMIT = 10  # episode_length of the truncation tests; zero actions keep the pole up far longer
+
+
+class JitEachCall(Wrapper):
+    """Compiles each call made outside jit: brax run op by op takes seconds a step, and the env jits nothing itself."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self._jitted = {"init": jax.jit(env.init), "reset": jax.jit(env.reset), "step": jax.jit(env.step)}
+
+    def _init(self, key):
+        return self._jitted["init"](key)
+
+    def _reset(self, key, state):
+        return self._jitted["reset"](key, state)
+
+    def _step(self, key, state, action):
+        return self._jitted["step"](key, state, action)
 
 
 class TestInvertedPendulum(testing.ConformanceTests):
     env_id = ENV
     make_kwargs = {"episode_length": 50}
 
+    def make_env(self, **kwargs):
+        # The kit's jit and vmap checks compare against eager calls; this keeps each one compiled.
+        return JitEachCall(super().make_env(**kwargs))
 
-def test_every_brax_env_is_listed():
+
+def test_every_brax_env_is_listed_and_available():
     listed = {s.name: s for s in envhub.list_envs("brax")}
     assert sorted(listed) == sorted(brax_envs._envs)
-    if "a_min" not in inspect.signature(jnp.clip).parameters:  # brax's swimmer needs the removed kwarg
-        assert listed["swimmer"].unavailable is not None
-        with pytest.raises(EnvUnavailableError, match="'brax/swimmer' is listed but unavailable here: .*a_min"):
-            envhub.make("brax/swimmer")
-    assert all(s.available for n, s in listed.items() if n != "swimmer")
+    assert all(s.available for s in listed.values()), [n for n, s in listed.items() if not s.available]
 
 
 # --- shared programs -------------------------------------------------------------------------
@@ -88,7 +106,7 @@ def raw_brax():
     obs, reward, done, truncation. The wrapper only compares its time limit with the step count,
     so the limit can be a traced argument: one compile serves every limit.
     """
-    base = brax_envs.get_environment("inverted_pendulum")
+    base = brax_envs.get_environment("inverted_pendulum", backend="mjx")  # envhub-brax's default pipeline
 
     @jax.jit
     def run(key, actions, episode_length):
@@ -175,7 +193,7 @@ def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_ke
         traces += 1
         return env.step(key, state, action)
 
-    state, ts = env.init(make_key(0))
+    state, ts = jax.jit(env.init)(make_key(0))
     action = jnp.zeros((num_envs, 1))
     for i in range(2 * limit):  # crosses two auto-resets
         key = make_key(i + 1)
@@ -201,9 +219,10 @@ def test_render_html_writes_brax_viewer(truncation_run, tmp_path):
     assert path.read_text() == page and "<html" in page.lower() and len(page) > 1000
 
 
-def test_kwargs_reach_brax():
+def test_kwargs_reach_brax_and_mjx_is_the_default_pipeline():
     assert envhub.make(ENV, backend="positional").unwrapped.brax_env.backend == "positional"
-    ant = envhub.make("brax/ant", terminate_when_unhealthy=False, backend="mjx")
+    ant = envhub.make("brax/ant", terminate_when_unhealthy=False)
+    assert ant.unwrapped.brax_env.backend == "mjx" and ant.metadata["pipeline"] == "mjx"
     assert ant.unwrapped.brax_env._terminate_when_unhealthy is False
     assert ant.observation_space.shape == (27,) and ant.action_space.shape == (8,)
 
@@ -211,15 +230,110 @@ def test_kwargs_reach_brax():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"backend": "physx"}, r"backend='physx' for brax/inverted_pendulum: use one of \('generalized'"),
+        ({"backend": "physx"}, r"backend='physx' for brax/inverted_pendulum: use one of \('mjx', 'generalized'"),
         ({"episode_length": 0}, r"episode_length=0 .* must be a positive int, or None"),
         ({"reset_mode": "fresh"}, r"reset_mode='fresh' .* use one of \('real', 'cached'\)"),
         ({"action_repeat": 2}, r"action_repeat=2 .* envhub.wrappers.ActionRepeat"),
+        ({"reset_spares": 1, "num_envs": 2}, r"reset_spares=1 for brax/inverted_pendulum: pass True or False"),
+        ({"reset_spares": True}, r"reset_spares=True .* num_envs=N with reset_mode='real' only \(got num_envs=None"),
+        (
+            {"reset_spares": True, "num_envs": 2, "reset_mode": "cached"},
+            r"reset_spares=True .* \(got num_envs=2, reset_mode='cached'\): omit it",
+        ),
     ],
 )
 def test_bad_arguments_say_what_to_do(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         envhub.make(ENV, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "name, match",
+    [
+        (
+            "swimmer",
+            r"backend='mjx' for brax/swimmer: brax supports only \('generalized',\); pass backend='generalized'",
+        ),
+        ("fast", r"backend='mjx' for brax/fast: brax supports only \(\); omit it: it has no physics pipeline"),
+    ],
+)
+def test_a_pipeline_the_env_lacks_says_which_it_has(name, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        envhub.make(f"brax/{name}", backend="mjx")
+
+
+# --- real resets of a batch: every episode from its own initial state -------------------------------
+
+
+@pytest.mark.parametrize("spares", [True, False], ids=["spares", "on-the-step"])
+def test_batched_episodes_all_start_from_their_own_state(spares):
+    """Random actions topple the pole after a few steps and episode_length=5 cuts the rest: many ends per step."""
+    num_envs, steps = 8, 40
+    env = envhub.make(ENV, num_envs=num_envs, episode_length=5, reset_spares=spares)
+
+    @jax.jit
+    def run(key):
+        state, first = env.init(key)
+
+        def body(state, key):
+            action = jax.random.uniform(key, (num_envs, 1), minval=-1.0, maxval=1.0)
+            state, ts = env.step(key, state, action)
+            return state, (state.spares, ts)
+
+        return first, jax.lax.scan(body, state, jax.random.split(key, steps))[1]
+
+    first, (kept, ts) = run(jax.random.key(3))
+    done = np.asarray(ts.done)
+    starts = np.concatenate([np.asarray(first.obs), np.asarray(ts.obs)[done]])
+    assert len(starts) > 3 * num_envs and done.sum(axis=1).max() > 2  # many episodes, several ending at once
+    assert len({tuple(o) for o in starts.round(6)}) == len(starts), "two episodes started from the same state"
+    assert not np.isclose(np.asarray(ts.obs)[done], np.asarray(ts.final_obs)[done]).all(axis=-1).any()
+    if spares:  # a step needed more spares than were left (but some were): the refill served it
+        era, used, made = np.asarray(kept.era).max(-1), np.asarray(kept.used).max(-1), np.asarray(kept.made)
+        free_before = [
+            int(((made[t - 1] == era[t - 1]) & (np.arange(num_envs) >= used[t - 1])).sum()) for t in range(1, steps)
+        ]
+        assert any(era[t] > era[t - 1] and free_before[t - 1] > 0 for t in range(1, steps)), (era, free_before)
+
+
+def test_spares_are_never_handed_out_twice_even_when_rows_are_rolled_back():
+    """resets.reset_from_spares with a toy reset (a random id per key) and a wrapper that keeps some rows' old state."""
+    from envhub_brax import resets
+
+    num_envs = 6
+    reset_fn = lambda key: jax.random.bits(key, dtype=jnp.uint32)  # noqa: E731
+
+    @jax.jit
+    def step(key, ids, spares):
+        done_key, keep_key, reset_key = jax.random.split(key, 3)
+        done = jax.random.bernoulli(done_key, 0.4, (num_envs,))
+        new_ids, new_spares = resets.reset_from_spares(reset_fn, reset_key, done, ids, spares)
+        keep = jax.random.bernoulli(keep_key, 0.2, (num_envs,)) & ~done  # as ActionRepeat keeps ended envs
+        rolled_back = select(keep, (ids, spares), (new_ids, new_spares))
+        return rolled_back, jnp.where(done & ~keep, new_ids, 0)
+
+    ids = jax.vmap(reset_fn)(jax.random.split(jax.random.key(0), num_envs))
+    spares, seen = resets.no_spares(ids), list(np.asarray(ids))
+    for t in range(60):
+        (ids, spares), started = step(jax.random.key(t + 1), ids, spares)
+        seen += [int(i) for i in np.asarray(started) if i]
+    assert len(seen) > 100 and len(set(seen)) == len(seen)
+
+
+def test_swimmer_steps_through_its_fluid():
+    """brax's fluid forces call jnp.clip(a_min=...), gone from jax: the plugin's scoped fix makes swimmer run."""
+    import brax.fluid
+
+    if "a_min" not in inspect.signature(jnp.clip).parameters:  # the fix is needed here: raw brax fails
+        raw = brax_envs.get_environment("swimmer")
+        with pytest.raises(TypeError, match="a_min"):
+            jax.eval_shape(raw.step, jax.eval_shape(raw.reset, jax.random.key(0)), jnp.zeros(raw.action_size))
+    env = envhub.make("brax/swimmer", episode_length=3)
+    assert env.metadata["pipeline"] == "generalized"
+    first, _, _, ts = jax.jit(functools.partial(_rollout, env))(jax.random.key(0), jnp.ones((4, 2)))
+    assert brax.fluid.jp is jnp  # restored after tracing
+    assert np.isfinite(np.asarray(ts.obs)).all() and np.asarray(ts.truncated).tolist() == [False, False, True, False]
+    assert not np.allclose(ts.final_obs[1], first.obs)  # it moved
 
 
 # --- rendering: MuJoCo's renderer where OpenGL is available, brax's HTML viewer always ------------

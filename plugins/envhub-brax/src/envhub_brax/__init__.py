@@ -1,12 +1,13 @@
 """envhub backend for brax: every brax environment, with true truncation, real resets and one compile.
 
+``envhub_brax.resets.reset_done`` is the batched auto-reset, reusable by other JAX-native backends.
+
 brax is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Any
 
 import envhub
@@ -28,36 +29,23 @@ EXTRA_CHECK_OPTIONS: dict[str, dict[str, Any]] = {"fast": {"keys_matter": False}
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Register every name in brax's environment registry."""
+    from envhub_brax.building import default_backend
     from envhub_brax.environment import import_brax_envs
 
     envs = import_brax_envs()
     for name in sorted(envs._envs):  # brax keeps its registry there; get_environment reads it
-        reason = unavailable_reason(name)
-        if reason is not None:
-            register(name, None, unavailable=reason)
-            continue
+        backend = default_backend(name)
         register(
             name,
             functools.partial(make_brax_env, name),
             batching="native",
-            description="brax (JAX physics)",
+            description=f"brax (JAX physics, {backend} pipeline by default)" if backend else "brax (no physics)",
             check_options={**CHECK_OPTIONS, **EXTRA_CHECK_OPTIONS.get(name, {})},
         )
 
 
-def unavailable_reason(name: str) -> str | None:
-    """Why brax's ``name`` cannot run with the installed libraries, or ``None``."""
-    import jax.numpy as jnp
-
-    if name == "swimmer" and "a_min" not in inspect.signature(jnp.clip).parameters:
-        # brax/fluid.py calls jnp.clip(..., a_min=...), a keyword this jax removed; swimmer is the
-        # only registry environment with fluid forces, and it only supports the generalized backend.
-        return "brax's swimmer calls jnp.clip(a_min=...), which the installed jax no longer accepts"
-    return None
-
-
 def make_brax_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
-    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``episode_length``, ``reset_mode``."""
+    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``episode_length``, ``reset_mode``, ``reset_spares``."""
     from envhub_brax.environment import BraxEnvironment
 
     return BraxEnvironment(name, num_envs=num_envs, **kwargs)

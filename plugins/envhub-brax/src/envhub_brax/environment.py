@@ -2,8 +2,9 @@
 
 brax's own training wrappers are not used. This module does their work once, with envhub's meaning:
 the step counter and time limit (``EpisodeWrapper``), the same-step auto-reset (``AutoResetWrapper``,
-but with a fresh ``reset`` per episode and the reached observation kept in ``final_obs``) and the
-batch (``VmapWrapper``).
+but with a fresh ``reset`` per episode, see ``resets.py``, and the reached observation kept in
+``final_obs``) and the batch (``VmapWrapper``). Nothing is jitted here: the caller's ``jax.jit``
+traces ``init``/``reset``/``step`` (brax run op by op takes seconds per call).
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import numpy as np
 import envhub
 from envhub import spaces
 from envhub.types import TimeStep
-
-BACKENDS = ("generalized", "positional", "spring", "mjx")
-RESET_MODES = ("real", "cached")
+from envhub_brax import building, resets
 
 
 def use_egl_when_headless() -> None:
@@ -53,14 +52,16 @@ class BraxState:
         brax: brax's own ``brax.envs.State`` (``.pipeline_state`` is what rendering draws).
         steps: int32 steps taken in the current episode.
         first: ``reset_mode="cached"`` only: the brax state every episode restarts from; else ``None``.
+        spares: ``reset_spares`` only: the spare initial states (``envhub_brax.resets.Spares``); else ``None``.
     """
 
     brax: Any
     steps: jax.Array
     first: Any = None
+    spares: Any = None
 
 
-jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first"], meta_fields=[])
+jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first", "spares"], meta_fields=[])
 
 
 class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
@@ -68,11 +69,15 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
 
     Args:
         name: A name in brax's registry (``brax.envs.get_environment``).
-        backend: brax's physics pipeline; ``None`` keeps the environment's own default.
+        backend: brax's physics pipeline; ``None``: ``mjx`` where the environment supports it.
         episode_length: Steps after which an episode is truncated; ``None`` for no limit.
-        reset_mode: ``"real"``: every episode starts from a fresh ``reset`` with its own key.
+        reset_mode: ``"real"``: every episode starts from its own ``reset`` with its own key.
             ``"cached"``: every episode of an environment restarts from that environment's first
             state (brax's ``AutoResetWrapper`` behaviour, cheaper, but episodes repeat).
+        reset_spares: ``num_envs=N`` with real resets: ``True`` (the default) keeps one spare
+            initial state per environment, made ``N`` at a time when they run out (one batched reset
+            per ``N`` episode ends; the state's memory doubles); ``False`` resets the finished
+            environments on the step they end. See ``envhub_brax.resets``.
         num_envs: ``None`` for one environment, ``N`` for a batch of ``N``.
         **kwargs: brax's constructor arguments of that environment.
     """
@@ -84,44 +89,51 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         backend: str | None = None,
         episode_length: int | None = 1000,
         reset_mode: str = "real",
+        reset_spares: bool | None = None,
         num_envs: int | None = None,
         **kwargs: Any,
     ):
-        _check_arguments(name, backend, episode_length, reset_mode, kwargs)
-        envs = import_brax_envs()
-        if backend is not None:
-            kwargs["backend"] = backend
-        with contextlib.redirect_stdout(sys.stderr):  # mujoco may print import notices on first use
-            brax_env = envs.get_environment(name, **kwargs)
-        self._setup(name, brax_env, episode_length, reset_mode, num_envs)
+        building.check_arguments(name, backend, episode_length, reset_mode, reset_spares, num_envs, kwargs)
+        brax_env = building.build(import_brax_envs(), name, backend, kwargs)
+        self._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
 
     @classmethod
     def from_env(
-        cls, brax_env: Any, *, episode_length: int | None = 1000, reset_mode: str = "real", num_envs: int | None = None
+        cls,
+        brax_env: Any,
+        *,
+        episode_length: int | None = 1000,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+        num_envs: int | None = None,
     ) -> BraxEnvironment:
         """Wrap a brax environment object (yours, not only a registered one); no brax wrapper applied."""
         name = type(brax_env).__name__
-        _check_arguments(name, None, episode_length, reset_mode, {})
+        building.check_arguments(name, None, episode_length, reset_mode, reset_spares, num_envs, {})
         env = cls.__new__(cls)
-        env._setup(name, brax_env, episode_length, reset_mode, num_envs)
+        env._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
         env.id = f"brax-object/{name}"
         return env
 
     def _setup(
-        self, name: str, brax_env: Any, episode_length: int | None, reset_mode: str, num_envs: int | None
+        self,
+        name: str,
+        brax_env: Any,
+        episode_length: int | None,
+        reset_mode: str,
+        reset_spares: bool | None,
+        num_envs: int | None,
     ) -> None:
         self.name = name
         self.brax_env = brax_env
         self.episode_length = episode_length
         self.reset_mode = reset_mode
         self.num_envs = num_envs
+        batched_real = num_envs is not None and reset_mode == "real"
+        self.reset_spares = batched_real and reset_spares is not False
         obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
         self._single_observation_space = _obs_space(obs)
         self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
-        # brax run op by op is very slow (its pipelines scan over closures, so eager calls retrace
-        # every time): each transition is one jitted function. Inside the caller's jit it is inlined.
-        self._init_fn = jax.jit(self._init_impl)
-        self._step_fn = jax.jit(self._step_impl)
 
     # --- spaces ------------------------------------------------------------------------------
 
@@ -154,6 +166,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
             "library": f"brax {importlib.metadata.version('brax')}",
             "pipeline": getattr(self.brax_env, "backend", None),
             "reset_mode": self.reset_mode,
+            "reset_spares": self.reset_spares,
         }
 
     def _render(self, state: BraxState, index: int | None) -> Any:
@@ -200,26 +213,28 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
     # --- envhub API --------------------------------------------------------------------------
 
     def _init(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
-        return self._init_fn(key)  # type: ignore[no-any-return]
-
-    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
-        if self.reset_mode == "cached":
-            return BraxState(state.first, jnp.zeros_like(state.steps), state.first), self._first_timestep(state.first)
-        return self._init_fn(key)  # type: ignore[no-any-return]
-
-    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
-        return self._step_fn(key, state, action)  # type: ignore[no-any-return]
-
-    def _init_impl(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         if self.num_envs is None:
             brax_state = self._brax_reset(key)
         else:
             brax_state = jax.vmap(self._brax_reset)(jax.random.split(key, self.num_envs))
         steps = jnp.zeros(jnp.shape(brax_state.reward), jnp.int32)
         first = brax_state if self.reset_mode == "cached" else None
-        return BraxState(brax_state, steps, first), self._first_timestep(brax_state)
+        spares = resets.no_spares(brax_state) if self.reset_spares else None
+        return BraxState(brax_state, steps, first, spares), self._first_timestep(brax_state)
 
-    def _step_impl(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
+        if self.reset_mode == "cached":
+            return dataclasses.replace(
+                state, brax=state.first, steps=jnp.zeros_like(state.steps)
+            ), self._first_timestep(state.first)
+        return self._init(key)
+
+    def _reset_where(self, key: jax.Array, state: BraxState, where: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
+        new, ts = self._reset(key, state)  # the spares stay: they are still unused
+        kept = dataclasses.replace(state, brax=_select(where, new.brax, state.brax))
+        return dataclasses.replace(kept, steps=jnp.where(where, 0, state.steps)), ts
+
+    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         if self.num_envs is None:
             stepped = self._brax_step(state.brax, action)
         else:
@@ -227,13 +242,16 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         steps = state.steps + 1
         terminated, truncated = self._flags(stepped, steps)
         done = jnp.logical_or(terminated, truncated)
+        spares = state.spares
         if self.reset_mode == "cached":
             new = _select(done, state.first, stepped)
         elif self.num_envs is None:
             # One environment: reset only when the episode ended (under jax.vmap this becomes a select).
             new = jax.lax.cond(done, lambda: self._brax_reset(key), lambda: stepped)
-        else:
-            new = self._reset_done(jax.random.split(key, self.num_envs), stepped, done)
+        elif self.reset_spares:
+            new, spares = resets.reset_from_spares(self._brax_reset, key, done, stepped, spares)
+        else:  # environment i resets with split(key, N)[i]
+            new = resets.reset_done(self._brax_reset, jax.random.split(key, self.num_envs), done, stepped)
         ts = TimeStep(
             obs=new.obs,
             reward=stepped.reward.astype(jnp.float32),
@@ -242,37 +260,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
             final_obs=stepped.obs,
             info=dict(stepped.metrics),
         )
-        return BraxState(new, jnp.where(done, 0, steps), state.first), ts
-
-    def _reset_done(self, keys: jax.Array, stepped: Any, done: jax.Array) -> Any:
-        """Replace the state of each done environment ``i`` by ``reset(keys[i])``; skipped if none is done."""
-
-        def reset_where_done() -> Any:
-            return _select(done, jax.vmap(self._brax_reset)(keys), stepped)
-
-        return jax.lax.cond(jnp.any(done), reset_where_done, lambda: stepped)
-
-
-def _check_arguments(
-    name: str, backend: str | None, episode_length: int | None, reset_mode: str, kwargs: dict[str, Any]
-) -> None:
-    from envhub.errors import InvalidArgumentError
-
-    if backend is not None and backend not in BACKENDS:
-        raise InvalidArgumentError(f"backend={backend!r} for brax/{name}: use one of {BACKENDS} (or omit it).")
-    if episode_length is not None and (
-        isinstance(episode_length, bool) or not isinstance(episode_length, int) or episode_length < 1
-    ):
-        raise InvalidArgumentError(
-            f"episode_length={episode_length!r} for brax/{name} must be a positive int, or None for no time limit."
-        )
-    if reset_mode not in RESET_MODES:
-        raise InvalidArgumentError(f"reset_mode={reset_mode!r} for brax/{name}: use one of {RESET_MODES}.")
-    if "action_repeat" in kwargs:
-        raise InvalidArgumentError(
-            f"action_repeat={kwargs['action_repeat']!r} for brax/{name}: envhub-brax does not take it; "
-            "wrap the environment in envhub.wrappers.ActionRepeat instead."
-        )
+        return BraxState(new, jnp.where(done, 0, steps), state.first, spares), ts
 
 
 def _obs_space(obs: Any) -> spaces.Space:
