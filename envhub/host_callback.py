@@ -98,16 +98,22 @@ class _Unpacked:
     fn: Callable[..., Sequence[Any]]
     layout: tuple[tuple[tuple[int, ...], str], ...]  # (shape, dtype) of each argument
 
-    def __call__(self, packed: Any) -> Sequence[Any]:
-        if len(self.layout) == 1 and np.dtype(self.layout[0][1]) != np.bool_:
-            return self.fn(np.array(packed))
-        packed, arrays, offset = np.array(packed, np.uint8), [], 0
+    def __post_init__(self) -> None:
+        slices, offset = [], 0
         for shape, dtype_str in self.layout:
             dtype = np.dtype(dtype_str)
             size = math.prod(shape) * dtype.itemsize
-            arrays.append(packed[offset : offset + size].view(dtype).reshape(shape))
+            slices.append((offset, offset + size, dtype, shape))
             offset += size
-        return self.fn(*arrays)
+        single = len(slices) == 1 and slices[0][2] != np.bool_  # passed as it is, not packed
+        object.__setattr__(self, "_slices", None if single else tuple(slices))  # not a field: equality by layout
+
+    def __call__(self, packed: Any) -> Sequence[Any]:
+        slices = self._slices  # type: ignore[attr-defined]
+        if slices is None:
+            return self.fn(np.array(packed))
+        packed = np.array(packed, np.uint8)
+        return self.fn(*[packed[start:stop].view(dtype).reshape(shape) for start, stop, dtype, shape in slices])
 
 
 def exact(value: Any, result: jax.ShapeDtypeStruct) -> np.ndarray:
