@@ -35,7 +35,9 @@ from envhub.plugin_api import (
     core_range_problem,
     declared_api,
     install_hint,
+    missing_error,
     missing_requirements,
+    plugin_install_line,
 )
 from envhub.plugin_api import normalize as _normalize
 from envhub.specs import BATCHING_MODES, BackendStatus, EnvSpec, split_id
@@ -143,7 +145,7 @@ class Registry:
             try:
                 plugin = backend.entry_point.load()
             except ModuleNotFoundError as exc:
-                backend.error = self._missing(backend, exc)
+                backend.error = missing_error(backend.prefix, backend.origin, backend.entry_point, exc)
                 raise backend.error from exc
             except Exception as exc:
                 backend.error = PluginLoadError(prefix, backend.origin, exc)
@@ -154,17 +156,12 @@ class Registry:
     def _backend(self, prefix: str) -> _Backend:
         backend = self._backends.get(prefix.lower())
         if backend is None:
-            raise UnknownBackendError(prefix, self._backends)
+            raise UnknownBackendError(prefix, self._backends, plugin_install_line(prefix))
         return backend
 
-    def _missing(self, backend: _Backend, exc: ModuleNotFoundError) -> EnvhubError:
-        missing = exc.name or str(exc)
-        if backend.entry_point is not None and missing.split(".")[0] == backend.entry_point.module.split(".")[0]:
-            return PluginLoadError(backend.prefix, backend.origin, exc)  # the plugin module itself is gone
-        dist = backend.entry_point.dist if backend.entry_point is not None else None
-        return BackendNotInstalledError(
-            backend.prefix, missing, install_hint(backend.prefix, backend.origin, missing, dist)
-        )
+    def plugin(self, prefix: str) -> Any:
+        """The loaded plugin object (usually its module) of backend ``prefix``; envhub errors if it cannot load."""
+        return self._load(prefix).plugin
 
     # --- environments ------------------------------------------------------------------------
 
@@ -202,7 +199,7 @@ class Registry:
         try:
             caller(register=register)
         except ModuleNotFoundError as exc:
-            raise self._missing(backend, exc) from exc
+            raise missing_error(backend.prefix, backend.origin, backend.entry_point, exc) from exc
         except Exception as exc:
             raise PluginLoadError(backend.prefix, backend.origin, exc) from exc
         backend.envs = envs
@@ -237,7 +234,8 @@ class Registry:
         try:
             env = spec.factory(**kwargs)
         except ModuleNotFoundError as exc:
-            raise self._missing(self._load(spec.prefix), exc) from exc
+            owner = self._load(spec.prefix)
+            raise missing_error(owner.prefix, owner.origin, owner.entry_point, exc) from exc
         if not isinstance(env, Environment):
             raise PluginLoadError(
                 spec.prefix,
