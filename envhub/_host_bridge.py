@@ -25,7 +25,7 @@ from jax.custom_batching import custom_vmap
 
 from envhub import host_callback, spaces
 from envhub.errors import ClosedEnvironmentError, EnvhubError, HostEnvError, HostVmapError, StaleStateError
-from envhub.types import HostState, HostStep, TimeStep
+from envhub.types import HostState, HostStep, TimeStep, truncated_unless_terminated
 
 if TYPE_CHECKING:
     from envhub.host import HostEnvironment
@@ -166,7 +166,8 @@ class HostBridge:
                 if not isinstance(out, HostStep):
                     raise TypeError(f"{type(env).__name__}._host_step returned {type(out).__name__}, not a HostStep")
                 obs, reward, terminated, truncated, final_obs, info = out
-                truncated = np.logical_and(truncated, np.logical_not(terminated))  # terminated wins
+                terminated = np.asarray(terminated, np.bool_)
+                truncated = truncated_unless_terminated(terminated, np.asarray(truncated, np.bool_))
             else:
                 seeds = [int(s) for s in np.asarray(payload[0] if op == "reset_where" else payload).reshape(-1)]
                 if op == "reset_where":

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from envhub import spaces
 from envhub.errors import ActionError, ClosedEnvironmentError
+from envhub.tree import select
 from envhub.types import TimeStep
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
@@ -107,7 +108,6 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """Reset only where ``where``; the default (for JAX-native envs) resets all and selects."""
         if not self.is_jax_native:
             raise NotImplementedError(f"{type(self).__name__} ({self.id!r}) cannot reset a subset of its environments.")
-        from envhub.wrappers.base import select
 
         new_state, ts = self._reset(key, state)
         return select(where, new_state, state), ts

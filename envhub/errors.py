@@ -32,12 +32,12 @@ class InvalidArgumentError(EnvhubError, ValueError):
 class UnknownBackendError(EnvhubError, LookupError):
     """No installed or registered plugin provides this prefix."""
 
-    def __init__(self, prefix: str, known: Iterable[str]) -> None:
+    def __init__(self, prefix: str, known: Iterable[str], install: str = "") -> None:
         known = sorted(known)
         super().__init__(
             f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
             f"installed backends: {', '.join(known) or 'none'}. Run `envhub list` to see them, "
-            f"or install a plugin{_plugin_hint(prefix)}."
+            f"or install a plugin{f', e.g. {install}' if install else ''}."
         )
         self.prefix = prefix
         self.known = known
@@ -188,13 +188,6 @@ class ActionError(EnvhubError, TypeError):
             f"action of that shape and dtype (e.g. env.action_space.sample(key))."
         )
         self.env_id = env_id
-
-
-def _plugin_hint(prefix: str) -> str:
-    from envhub.plugin_api import IN_REPO_BACKENDS, compatible_core_range
-
-    extra = prefix.lower() if prefix.lower() in IN_REPO_BACKENDS else "gymnax"
-    return f', e.g. pip install "envhub[{extra}]{compatible_core_range()}"'
 
 
 class RenderError(EnvhubError, RuntimeError):

@@ -142,14 +142,21 @@ def _gymnasium_classes() -> tuple[type, type]:
 
 def from_gymnax(env: Any, params: Any = None) -> Environment[Any, Any, Any]:
     """Wrap your own gymnax environment *object* (and optional ``EnvParams``) as an envhub env."""
-    from envhub_gymnax.environment import GymnaxEnvironment
-
-    return GymnaxEnvironment.from_env(env, params)
+    return _wrap_object("gymnax", env, params=params)
 
 
 def from_brax(env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
     """Wrap your own brax environment *object* as an envhub env (``episode_length``, ``reset_mode``,
     ``num_envs`` as for ``envhub.make("brax/...")``); no brax wrapper is stacked on it."""
-    from envhub_brax.environment import BraxEnvironment
+    return _wrap_object("brax", env, **kwargs)
 
-    return BraxEnvironment.from_env(env, **kwargs)
+
+def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
+    """The backend ``prefix``'s ``wrap_object(env, **kwargs)``, found through the registry (core imports no plugin)."""
+    from envhub.api import default_registry
+    from envhub.errors import InvalidArgumentError
+
+    wrap = getattr(default_registry().plugin(prefix), "wrap_object", None)
+    if wrap is None:
+        raise InvalidArgumentError(f"backend {prefix!r} has no wrap_object(env, ...); it cannot wrap your own objects.")
+    return wrap(env, **kwargs)

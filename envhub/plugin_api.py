@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from envhub._version import __version__
-from envhub.errors import PluginIncompatibleError
+from envhub.errors import BackendNotInstalledError, EnvhubError, PluginIncompatibleError, PluginLoadError
 
 #: The plugin API this core implements (the hooks of ``envhub.hookspecs``).
 PLUGIN_API = 1
@@ -141,3 +141,18 @@ def normalize(name: str) -> str:
 def _release(version: str) -> tuple[int, ...]:
     match = re.match(r"\d+(\.\d+)*", version.strip())
     return tuple(int(p) for p in match.group(0).split(".")) if match else (0,)
+
+
+def missing_error(prefix: str, origin: str, entry_point: Any, exc: ModuleNotFoundError) -> EnvhubError:
+    """The envhub error for a plugin whose import failed on a missing module: its own, or a dependency."""
+    missing = exc.name or str(exc)
+    if entry_point is not None and missing.split(".")[0] == entry_point.module.split(".")[0]:
+        return PluginLoadError(prefix, origin, exc)  # the plugin module itself is gone
+    dist = entry_point.dist if entry_point is not None else None
+    return BackendNotInstalledError(prefix, missing, install_hint(prefix, origin, missing, dist))
+
+
+def plugin_install_line(prefix: str) -> str:
+    """The pip line that installs the in-repo backend ``prefix`` (gymnax's for an unknown one)."""
+    extra = prefix.lower() if prefix.lower() in IN_REPO_BACKENDS else "gymnax"
+    return f'pip install "envhub[{extra}]{compatible_core_range()}"'

@@ -1,8 +1,8 @@
 """Find backend plugins through entry points, load each one only when its prefix is used.
 
-Discovery reads entry-point metadata only. A plugin module is imported the first time its prefix
-is used (``make``, ``list_envs``) or its status is asked for (``list_backends``); a failure is
-recorded against that plugin alone. Environment variables (read when a ``Registry`` is created):
+Discovery reads entry-point metadata only. A plugin module is imported the first time its prefix is used
+(``make``, ``list_envs``) or its status asked for (``list_backends``); a failure is recorded against that
+plugin alone. Environment variables (read when a ``Registry`` is created):
 
 - ``ENVHUB_DISABLE_PLUGIN_AUTOLOAD=1``: read no entry points (only in-process registrations).
 - ``ENVHUB_PLUGINS=gymnax,brax``: consider only these entry points.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from typing import Any
@@ -27,7 +26,6 @@ from envhub.errors import (
     EnvhubError,
     EnvUnavailableError,
     InvalidArgumentError,
-    InvalidIdError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
@@ -36,47 +34,16 @@ from envhub.plugin_api import (
     api_problem,
     core_range_problem,
     declared_api,
-    install_hint,  # noqa: F401 (re-exported: envhub.registry.install_hint)
+    install_hint,
+    missing_error,
     missing_requirements,
+    plugin_install_line,
 )
 from envhub.plugin_api import normalize as _normalize
+from envhub.specs import BATCHING_MODES, BackendStatus, EnvSpec, split_id
+from envhub.specs import check_prefix as _check_prefix
 
 ENTRY_POINT_GROUP = "envhub.backends"
-BATCHING_MODES = ("vmap", "native")
-
-
-@dataclasses.dataclass(frozen=True)
-class EnvSpec:
-    """One environment a backend offers."""
-
-    prefix: str
-    name: str
-    factory: Callable[..., Any] | None = dataclasses.field(repr=False, compare=False)
-    batching: str = "vmap"
-    unavailable: str | None = None
-    description: str = ""
-    #: Fields of ``envhub.testing.Options`` for this env (e.g. its time-limit kwarg).
-    check_options: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
-
-    @property
-    def id(self) -> str:
-        return f"{self.prefix}/{self.name}"
-
-    @property
-    def available(self) -> bool:
-        return self.unavailable is None
-
-
-@dataclasses.dataclass(frozen=True)
-class BackendStatus:
-    """What ``envhub list`` shows for one backend."""
-
-    prefix: str
-    distribution: str
-    version: str
-    status: str  # "ok", "missing" (backend library not installed) or "error"
-    reason: str = ""
-    api: int | None = None  # the plugin API it declares (ENVHUB_API); None: undeclared, taken as 1
 
 
 @dataclasses.dataclass
@@ -178,7 +145,7 @@ class Registry:
             try:
                 plugin = backend.entry_point.load()
             except ModuleNotFoundError as exc:
-                backend.error = self._missing(backend, exc)
+                backend.error = missing_error(backend.prefix, backend.origin, backend.entry_point, exc)
                 raise backend.error from exc
             except Exception as exc:
                 backend.error = PluginLoadError(prefix, backend.origin, exc)
@@ -189,17 +156,12 @@ class Registry:
     def _backend(self, prefix: str) -> _Backend:
         backend = self._backends.get(prefix.lower())
         if backend is None:
-            raise UnknownBackendError(prefix, self._backends)
+            raise UnknownBackendError(prefix, self._backends, plugin_install_line(prefix))
         return backend
 
-    def _missing(self, backend: _Backend, exc: ModuleNotFoundError) -> EnvhubError:
-        missing = exc.name or str(exc)
-        if backend.entry_point is not None and missing.split(".")[0] == backend.entry_point.module.split(".")[0]:
-            return PluginLoadError(backend.prefix, backend.origin, exc)  # the plugin module itself is gone
-        dist = backend.entry_point.dist if backend.entry_point is not None else None
-        return BackendNotInstalledError(
-            backend.prefix, missing, install_hint(backend.prefix, backend.origin, missing, dist)
-        )
+    def plugin(self, prefix: str) -> Any:
+        """The loaded plugin object (usually its module) of backend ``prefix``; envhub errors if it cannot load."""
+        return self._load(prefix).plugin
 
     # --- environments ------------------------------------------------------------------------
 
@@ -237,7 +199,7 @@ class Registry:
         try:
             caller(register=register)
         except ModuleNotFoundError as exc:
-            raise self._missing(backend, exc) from exc
+            raise missing_error(backend.prefix, backend.origin, backend.entry_point, exc) from exc
         except Exception as exc:
             raise PluginLoadError(backend.prefix, backend.origin, exc) from exc
         backend.envs = envs
@@ -272,7 +234,8 @@ class Registry:
         try:
             env = spec.factory(**kwargs)
         except ModuleNotFoundError as exc:
-            raise self._missing(self._load(spec.prefix), exc) from exc
+            owner = self._load(spec.prefix)
+            raise missing_error(owner.prefix, owner.origin, owner.entry_point, exc) from exc
         if not isinstance(env, Environment):
             raise PluginLoadError(
                 spec.prefix,
@@ -331,32 +294,5 @@ class Registry:
         return sorted(self._backends)
 
 
-def split_id(env_id: object) -> tuple[str, str]:
-    """Split ``"prefix/Name"`` at its first slash (names may contain more slashes)."""
-    if not isinstance(env_id, str) or "/" not in env_id:
-        raise InvalidIdError(env_id)
-    prefix, name = env_id.split("/", 1)
-    if not prefix.strip() or not name.strip():
-        raise InvalidIdError(env_id)
-    return prefix, name
-
-
-def _check_prefix(prefix: str) -> str:
-    if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", prefix):
-        raise InvalidArgumentError(f"Backend prefix {prefix!r} must be letters, digits, '_', '.' or '-' (no '/').")
-    return prefix.lower()
-
-
 def _described(backend: _Backend) -> str:
     return f"{backend.origin} {backend.version}".strip()
-
-
-_default: Registry | None = None
-
-
-def default_registry() -> Registry:
-    """The registry behind ``envhub.make``, created (and discovered) on first use."""
-    global _default
-    if _default is None:
-        _default = Registry()
-    return _default

@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 
-from envhub.env import Environment
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError, RenderError
 from envhub.rollout import Policy
+
+if TYPE_CHECKING:  # annotations only: env.py calls into this module
+    from envhub.env import Environment
 
 #: The file types ``record`` writes, by extension.
 FORMATS = (".gif", ".mp4", ".html")

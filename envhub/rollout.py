@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 
-from envhub.env import Environment
 from envhub.types import TimeStep
+
+if TYPE_CHECKING:  # annotations only: env.py calls into this module
+    from envhub.env import Environment
 
 Policy = Callable[[jax.Array, Any], Any]
 

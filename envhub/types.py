@@ -43,6 +43,15 @@ class TimeStep(Generic[Obs]):
         return dataclasses.replace(self, **changes)
 
     @classmethod
+    def transition(
+        cls, obs: Obs, reward: Any, terminated: Any, truncated: Any, final_obs: Obs, info: dict[str, Any]
+    ) -> TimeStep[Obs]:
+        """Build the TimeStep of a step: float32 reward, bool flags, and the flag rule (``truncated_unless_terminated``)."""
+        terminated = jnp.asarray(terminated, jnp.bool_)
+        truncated = truncated_unless_terminated(terminated, jnp.asarray(truncated, jnp.bool_))
+        return cls(obs, jnp.asarray(reward, jnp.float32), terminated, truncated, final_obs, info)
+
+    @classmethod
     def first(cls, obs: Obs, info: dict[str, Any], batch_shape: tuple[int, ...] = ()) -> TimeStep[Obs]:
         """Build the TimeStep of a new episode: zero reward, no flags, ``final_obs = obs``."""
         return cls(
@@ -53,6 +62,14 @@ class TimeStep(Generic[Obs]):
             final_obs=obs,
             info=info,
         )
+
+
+def truncated_unless_terminated(terminated: Any, truncated: Any) -> Any:
+    """The flag rule, in one place: a step that reaches a terminal state at its time limit is terminated, not truncated.
+
+    Works on NumPy and JAX bool arrays alike (both must be bool arrays, not Python bools).
+    """
+    return truncated & ~terminated
 
 
 jax.tree_util.register_dataclass(

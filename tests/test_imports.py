@@ -30,3 +30,54 @@ def test_envhub_list_loads_plugins_but_no_backend():
     installed = [b.prefix for b in __import__("envhub").list_backends()]
     # Each installed plugin module was imported (to report its status), its backend was not.
     assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in ("gymnax", "gymnasium", "envpool", "brax"))
+
+
+def _module_imports():
+    """The imports of every core module, lazy ones inside functions included (``TYPE_CHECKING`` blocks excluded)."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "envhub"
+    graph = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        targets = set()
+        tree = ast.parse(path.read_text())
+        skipped = {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.dump(block.test)
+            for n in ast.walk(block)
+        }
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        graph[name] = targets
+    return graph
+
+
+def test_core_imports_no_plugin_and_has_no_cycle():
+    graph = _module_imports()
+    assert len(graph) > 20
+    plugins = {m: sorted(t for t in ts if t.split(".")[0].startswith("envhub_")) for m, ts in graph.items()}
+    assert not any(plugins.values()), plugins
+    edges = {m: {t for t in ts if t in graph and t != m and not m.startswith(t + ".")} for m, ts in graph.items()}
+    visiting, done = set(), set()
+
+    def visit(m, path):
+        assert m not in visiting, f"import cycle: {' -> '.join([*path, m])}"
+        if m in done:
+            return
+        visiting.add(m)
+        for t in edges[m]:
+            visit(t, [*path, m])
+        visiting.discard(m)
+        done.add(m)
+
+    for m in graph:
+        visit(m, [])

@@ -98,3 +98,17 @@ def test_from_brax_wraps_a_users_env_object():
     flags = np.asarray(ts.truncated).tolist()
     assert flags[-1] == [True, True] and not any(any(f) for f in flags[:-1])
     assert not np.allclose(ts.obs[-1], ts.final_obs[-1])
+
+
+def test_wrapping_an_object_needs_the_backends_wrap_object():
+    class NoWrap:  # a plugin that registers no envs and offers no wrap_object
+        @envhub.hookimpl
+        def envhub_register_envs(self, register):
+            pass
+
+    envhub.register_backend("nowrap", NoWrap(), replace=True)
+    try:
+        with pytest.raises(envhub.errors.InvalidArgumentError, match=r"backend 'nowrap' has no wrap_object"):
+            interop._wrap_object("nowrap", object())
+    finally:
+        envhub.unregister_backend("nowrap")

@@ -1,5 +1,6 @@
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envhub import TimeStep
 
@@ -25,3 +26,21 @@ def test_first_timestep_has_zero_reward_and_no_flags():
     ts = TimeStep.first(jnp.zeros((4, 2)), {}, batch_shape=(4,))
     assert ts.reward.shape == (4,) and ts.reward.dtype == jnp.float32
     assert not bool(ts.done.any()) and ts.final_obs is ts.obs
+
+
+def test_transition_applies_the_flag_rule_and_dtypes():
+    from envhub.types import truncated_unless_terminated
+
+    ts = TimeStep.transition(
+        obs=jnp.zeros((3, 2)),
+        reward=jnp.array([1, 2, 3]),  # int: cast to float32
+        terminated=jnp.array([True, False, True]),
+        truncated=jnp.array([True, True, False]),
+        final_obs=jnp.ones((3, 2)),
+        info={},
+    )
+    assert ts.reward.dtype == jnp.float32 and ts.terminated.dtype == jnp.bool_
+    np.testing.assert_array_equal(ts.truncated, [False, True, False])  # terminal at the limit: terminated only
+    # the same rule on NumPy (host backends use it on the host)
+    out = truncated_unless_terminated(np.array([True, False]), np.array([True, True]))
+    assert isinstance(out, np.ndarray) and out.tolist() == [False, True]

@@ -6,7 +6,8 @@ ones: it only calls the inner env's public ``init``/``reset``/``step``, passes t
 through untouched, and resets a subset of a batch with ``reset(key, state, where=mask)``.
 """
 
-from envhub.wrappers.base import VmapEnvironment, Wrapper, WrapperState, batch_shape, select
+from envhub.tree import select  # its home before envhub.tree
+from envhub.wrappers.base import VmapEnvironment, Wrapper, WrapperState, batch_shape
 from envhub.wrappers.episode import ActionRepeat, EpisodicLife, IgnoreTruncation, RecordEpisodeStatistics, TimeLimit
 from envhub.wrappers.frames import FrameStack, StickyAction
 from envhub.wrappers.transform import (

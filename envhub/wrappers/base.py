@@ -6,7 +6,6 @@ import dataclasses
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
@@ -28,16 +27,6 @@ jax.tree_util.register_dataclass(WrapperState, data_fields=["inner", "extra"], m
 def batch_shape(env: Environment[Any, Any, Any]) -> tuple[int, ...]:
     """``()`` for one environment, ``(num_envs,)`` for a batch."""
     return () if env.num_envs is None else (env.num_envs,)
-
-
-def select(where: jax.Array, new: Any, old: Any) -> Any:
-    """Per environment, take ``new`` where ``where`` is true, else ``old`` (leaves lead with the batch)."""
-
-    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
-        mask = jnp.reshape(where, jnp.shape(where) + (1,) * (jnp.ndim(a) - jnp.ndim(where)))
-        return jnp.where(mask, a, b)
-
-    return jax.tree.map(pick, new, old)
 
 
 class Wrapper(Environment[Any, Any, Any]):

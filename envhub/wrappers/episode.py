@@ -8,8 +8,9 @@ import jax
 import jax.numpy as jnp
 
 from envhub.env import Environment
+from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper, WrapperState, batch_shape, select
+from envhub.wrappers.base import Wrapper, WrapperState, batch_shape
 
 
 class TimeLimit(Wrapper):

@@ -10,8 +10,9 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper, WrapperState, batch_shape, select
+from envhub.wrappers.base import Wrapper, WrapperState, batch_shape
 
 
 class FrameStack(Wrapper):

@@ -49,15 +49,15 @@ class Chain(envhub.Environment[Any, Any, Any]):
         pos = jnp.clip(state["pos"] + move, 0, self.length - 1)
         t = state["t"] + 1
         terminated = pos == self.length - 1
-        truncated = (t >= self.max_steps) & ~terminated  # terminated wins
-        done = terminated | truncated
+        done = terminated | (t >= self.max_steps)
         fresh = self._start(reset_key)
         next_state = {"pos": jnp.where(done, fresh["pos"], pos), "t": jnp.where(done, 0, t)}
-        ts = envhub.TimeStep(
+        # TimeStep.transition applies the flag rule: at the time limit on the goal, terminated wins.
+        ts = envhub.TimeStep.transition(
             obs=self._observe(next_state["pos"]),
-            reward=terminated.astype(jnp.float32),
+            reward=terminated,
             terminated=terminated,
-            truncated=truncated,
+            truncated=t >= self.max_steps,
             final_obs=self._observe(pos),
             info={"slipped": slipped},
         )

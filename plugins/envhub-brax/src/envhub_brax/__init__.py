@@ -52,3 +52,10 @@ def make_brax_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envh
 
 
 __all__ = ["envhub_register_envs", "make_brax_env", "render_html", "render_images"]
+
+
+def wrap_object(env: Any, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """A user's own brax environment object as an envhub env (``envhub.interop.from_brax``)."""
+    from envhub_brax.environment import BraxEnvironment
+
+    return BraxEnvironment.from_env(env, **kwargs)

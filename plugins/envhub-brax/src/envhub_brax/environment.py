@@ -22,7 +22,8 @@ import numpy as np
 
 import envhub
 from envhub import spaces
-from envhub.types import TimeStep
+from envhub.tree import select
+from envhub.types import TimeStep, truncated_unless_terminated
 from envhub_brax import building, resets
 
 
@@ -203,8 +204,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         terminated = stepped.done > 0
         if self.episode_length is None:
             return terminated, jnp.zeros_like(terminated)
-        # A time limit on a terminal step is a termination: terminated wins.
-        return terminated, jnp.logical_and(steps >= self.episode_length, jnp.logical_not(terminated))
+        return terminated, truncated_unless_terminated(terminated, steps >= self.episode_length)
 
     def _first_timestep(self, brax_state: Any) -> TimeStep[Any]:
         batch = () if self.num_envs is None else (self.num_envs,)
@@ -231,7 +231,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
 
     def _reset_where(self, key: jax.Array, state: BraxState, where: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
         new, ts = self._reset(key, state)  # the spares stay: they are still unused
-        kept = dataclasses.replace(state, brax=_select(where, new.brax, state.brax))
+        kept = dataclasses.replace(state, brax=select(where, new.brax, state.brax))
         return dataclasses.replace(kept, steps=jnp.where(where, 0, state.steps)), ts
 
     def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
@@ -244,7 +244,7 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         done = jnp.logical_or(terminated, truncated)
         spares = state.spares
         if self.reset_mode == "cached":
-            new = _select(done, state.first, stepped)
+            new = select(done, state.first, stepped)
         elif self.num_envs is None:
             # One environment: reset only when the episode ended (under jax.vmap this becomes a select).
             new = jax.lax.cond(done, lambda: self._brax_reset(key), lambda: stepped)
@@ -276,9 +276,3 @@ def _strong(tree: Any) -> Any:
 
 def _zeros(tree: Any) -> Any:
     return jax.tree.map(jnp.zeros_like, tree)
-
-
-def _select(where: jax.Array, new: Any, old: Any) -> Any:
-    from envhub.wrappers import select
-
-    return select(where, new, old)

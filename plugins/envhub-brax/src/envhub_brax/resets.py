@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
+
+from envhub.tree import select
 
 S = TypeVar("S")
 
@@ -89,21 +91,14 @@ def reset_from_spares(
     (rows,) = jnp.nonzero(free, size=n, fill_value=n - 1)  # the free rows, in order
     rank = jnp.cumsum(done, dtype=jnp.int32) - 1  # the k-th done member takes the k-th free row
     taken = rows[jnp.clip(rank, 0, n - 1)]
-    new = _select(done, jax.tree.map(lambda p: p[taken], pool), states)
+    new = select(done, jax.tree.map(lambda p: p[taken], pool), states)
     used = jnp.where(count > 0, rows[jnp.maximum(count - 1, 0)] + 1, used)
     return new, Spares(pool, made, jnp.full(n, era, jnp.int32), jnp.full(n, used, jnp.int32))
 
 
 def reset_done(reset_fn: Callable[[jax.Array], S], keys: jax.Array, done: jax.Array, states: S) -> S:
     """Replace ``states[i]`` by ``reset_fn(keys[i])`` where ``done[i]``; no reset when nothing is done."""
-    return jax.lax.cond(jnp.any(done), lambda: _select(done, jax.vmap(reset_fn)(keys), states), lambda: states)
-
-
-def _select(where: jax.Array, new: Any, old: Any) -> Any:
-    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
-        return jnp.where(jnp.reshape(where, where.shape + (1,) * (a.ndim - 1)), a, b)
-
-    return jax.tree.map(pick, new, old)
+    return jax.lax.cond(jnp.any(done), lambda: select(done, jax.vmap(reset_fn)(keys), states), lambda: states)
 
 
 __all__ = ["Spares", "no_spares", "reset_done", "reset_from_spares"]

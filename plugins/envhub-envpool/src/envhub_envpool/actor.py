@@ -29,7 +29,7 @@ from envhub import host_callback, spaces
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
 from envhub.gymnasium_spaces import from_gymnasium_space
 from envhub.host import key_to_seeds
-from envhub.types import TimeStep
+from envhub.types import TimeStep, truncated_unless_terminated
 from envhub_envpool._shim import import_envpool
 from envhub_envpool.layout import info_spec_of, map_space
 
@@ -163,7 +163,7 @@ class AsyncEnvpool:
         ids = np.asarray(info["env_id"], np.int32)
         obs = [np.asarray(x, s.dtype) for x, s in zip(self._obs_tree.flatten_up_to(obs), self._obs_spaces)]
         terminated = np.asarray(terminated, np.bool_)
-        truncated = np.asarray(truncated, np.bool_) & ~terminated  # terminated wins
+        truncated = truncated_unless_terminated(terminated, np.asarray(truncated, np.bool_))
         reward = np.asarray(reward, np.float32)
         final_obs, held = obs, self._held
         arriving = held.waiting[ids]  # the reset rows: the held finished step, with the new first obs

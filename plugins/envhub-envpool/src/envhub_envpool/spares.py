@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
+from envhub.types import truncated_unless_terminated
 from envhub_envpool.layout import Layout
 
 Cond = Callable[[Any, Callable[[Any], Any], Any], Any]  # (predicate, fn, carry) -> fn(carry) or carry
@@ -76,7 +77,7 @@ def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: d
         where(xp, done, first_obs, obs),
         reward,
         terminated,
-        truncated & ~terminated,  # terminated wins
+        truncated_unless_terminated(terminated, truncated),
         obs,
         where(xp, done, first_info, info),
     )

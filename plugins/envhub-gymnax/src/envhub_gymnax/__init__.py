@@ -56,3 +56,10 @@ def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Envi
     from envhub_gymnax.environment import GymnaxEnvironment
 
     return GymnaxEnvironment(name, params=params, **kwargs)
+
+
+def wrap_object(env: Any, params: Any = None) -> envhub.Environment[Any, Any, Any]:
+    """A user's own gymnax environment object (and optional ``EnvParams``) as an envhub env (``envhub.interop.from_gymnax``)."""
+    from envhub_gymnax.environment import GymnaxEnvironment
+
+    return GymnaxEnvironment.from_env(env, params)

@@ -118,16 +118,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         obs, state, reward, terminated, truncated, info = self.gymnax_env.step(key, state, action, self.params)
         state = jax.tree.map(_strong, state)  # some gymnax steps return weak-typed state leaves
-        terminated = jnp.asarray(terminated, jnp.bool_)
-        truncated = jnp.logical_and(jnp.asarray(truncated, jnp.bool_), jnp.logical_not(terminated))
-        ts = TimeStep(
-            obs=obs,
-            reward=jnp.asarray(reward, jnp.float32),
-            terminated=terminated,
-            truncated=truncated,  # terminated wins when a time limit falls on a terminal step
-            final_obs=info["final_observation"],
-            info=_public_info(info),
-        )
+        ts = TimeStep.transition(obs, reward, terminated, truncated, info["final_observation"], _public_info(info))
         return state, ts
 
     def _empty_info(self, key: jax.Array, state: Any) -> dict[str, Any]:

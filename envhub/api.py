@@ -1,0 +1,51 @@
+"""The module-level API over the default registry: ``envhub.make`` and friends (re-exported by ``envhub``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envhub.env import Environment
+from envhub.registry import Registry
+from envhub.specs import BackendStatus, EnvSpec
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The registry behind ``envhub.make``, created (and discovered) on first use."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default
+
+
+def make(env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any) -> Environment[Any, Any, Any]:
+    """Build the environment ``env_id`` (``"prefix/Name"``); ``kwargs`` go to the backend.
+
+    ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``;
+    ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards that batch over the mesh's devices.
+    """
+    return default_registry().make(env_id, num_envs=num_envs, mesh=mesh, **kwargs)
+
+
+def list_backends() -> list[BackendStatus]:
+    """Every installed or registered backend with its status."""
+    return default_registry().list_backends()
+
+
+def list_envs(prefix: str) -> list[EnvSpec]:
+    """Every environment the backend ``prefix`` offers."""
+    return default_registry().list_envs(prefix)
+
+
+def register_backend(prefix: str, plugin: Any, *, replace: bool = False) -> None:
+    """Register a plugin object or module in-process (notebooks, tests) without installing it."""
+    default_registry().register_backend(prefix, plugin, replace=replace)
+
+
+def unregister_backend(prefix: str) -> None:
+    """Remove a backend from the default registry."""
+    default_registry().unregister_backend(prefix)
+
+
+__all__ = ["default_registry", "list_backends", "list_envs", "make", "register_backend", "unregister_backend"]

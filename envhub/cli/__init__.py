@@ -1,0 +1,69 @@
+"""The ``envhub`` command: list backends and environments, inspect, check, benchmark and record one.
+
+Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
+not installed, plugin failure, ...). Data commands take ``--json``; progress goes to stderr.
+Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
+a new one to ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_record
+from envhub.cli._common import EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE, UsageError
+
+COMMANDS = {m.NAME: m for m in (cmd_list, cmd_info, cmd_check, cmd_bench, cmd_record)}
+
+EPILOG = """examples:
+  envhub list                          installed backends and their status
+  envhub list gymnax                   every environment id of a backend
+  envhub info gymnax/CartPole-v1       spaces, dtypes, batching
+  envhub check gymnax/Pendulum-v1      run the conformance kit on one environment
+  envhub bench gymnax/CartPole-v1 -n 1,64,1024 --json out.json --plot out.png
+  envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
+  envhub record gymnasium/LunarLander-v3 --steps 300 --out lander.gif
+
+exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...)
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="envhub",
+        description="One functional JAX API for RL environments from any backend plugin.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS.values():
+        command.add_arguments(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code."""
+    args = _parser().parse_args(argv)
+    from envhub.errors import EnvhubError
+
+    try:
+        return int(COMMANDS[args.command].run(args))
+    except EnvhubError as exc:
+        print(f"envhub: error: {exc}", file=sys.stderr)
+        return EXIT_ENVHUB_ERROR
+    except UsageError as exc:
+        print(f"envhub: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _version() -> str:
+    from envhub._version import __version__
+    from envhub.plugin_api import SUPPORTED_APIS
+
+    return f"envhub {__version__} (plugin API {', '.join(map(str, SUPPORTED_APIS))})"
+
+
+__all__ = ["COMMANDS", "EXIT_CHECK_FAILED", "EXIT_ENVHUB_ERROR", "EXIT_OK", "EXIT_USAGE", "main"]

@@ -1,0 +1,64 @@
+"""``envhub info ID``: an environment's spaces, dtypes, batching, and how it runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from envhub.cli._common import EXIT_OK, add_env_arguments, make_env
+
+NAME = "info"
+
+
+def add_arguments(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``envhub info`` parser to ``sub`` (argparse subparsers)."""
+    return add_env_arguments(sub.add_parser(NAME, help="show an environment's spaces, dtypes and batching"))
+
+
+def run(args: argparse.Namespace) -> int:
+    import jax
+
+    import envhub
+    from envhub import host_callback
+
+    with make_env(args) as env:
+        _, ts = jax.eval_shape(env.init, jax.random.key(0))
+        metadata = dict(env.metadata)
+        prefix = env.id.partition("/")[0]
+        plugin = next((b for b in envhub.list_backends() if b.prefix == prefix), None)
+        info = {
+            "id": env.id,
+            "class": type(env.unwrapped).__name__,
+            "backend": f"{plugin.distribution} {plugin.version}" if plugin else prefix,
+            "library": metadata.pop("library", None),
+            "jax": jax.__version__,
+            "runs_on": "device (pure JAX)"
+            if env.is_jax_native
+            else f"host (CPU, stepped through {host_callback.kind})",
+            "num_envs": env.num_envs,
+            "jax_native": env.is_jax_native,
+            "jittable": True,
+            "vmappable": env.is_jax_native and env.num_envs is None,
+            "time_limit": metadata.pop("time_limit", None),
+            "render_modes": list(env.render_modes),
+            "action_space": repr(env.action_space),
+            "observation_space": repr(env.observation_space),
+            "single_action_space": repr(env.single_action_space),
+            "single_observation_space": repr(env.single_observation_space),
+            "obs": _describe(ts.obs),
+            "info_keys": {k: _describe(v) for k, v in ts.info.items()},
+            **metadata,
+        }
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key:<18} {value}")
+    return EXIT_OK
+
+
+def _describe(tree: Any) -> Any:
+    import jax
+
+    return jax.tree.map(lambda x: f"{x.dtype}{list(x.shape)}", tree)
