@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
 from envhub.wrappers.base import EpisodeStateWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
@@ -23,7 +24,7 @@ class TimeLimit(EpisodeStateWrapper):
 
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
         if not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
+            raise InvalidArgumentError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
         super().__init__(env)
         self.max_steps = max_steps
 
@@ -96,7 +97,7 @@ class EpisodicLife(EpisodeStateWrapper):
         super().__init__(env)
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
         if "lives" not in ts.info:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"EpisodicLife needs info['lives'], which {env.id!r} does not give (its info keys: {sorted(ts.info)})."
             )
 
@@ -125,7 +126,7 @@ class ActionRepeat(Wrapper):
                 f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
             )
         if not isinstance(repeat, int) or repeat < 1:
-            raise ValueError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
+            raise InvalidArgumentError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
         super().__init__(env)
         self.repeat = repeat
 

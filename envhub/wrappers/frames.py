@@ -10,6 +10,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
 from envhub.wrappers.base import EpisodeStateWrapper, WrapperState, batch_shape
@@ -28,7 +29,7 @@ class FrameStack(EpisodeStateWrapper):
         if not isinstance(single, spaces.Box):
             raise TypeError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
         if not isinstance(num_frames, int) or num_frames < 1:
-            raise ValueError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
+            raise InvalidArgumentError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
@@ -67,7 +68,7 @@ class StickyAction(EpisodeStateWrapper):
         if isinstance(env.action_space, spaces.Tree):
             raise TypeError(f"StickyAction needs an array action space; {env.id!r} has {env.action_space!r}.")
         if not 0.0 <= prob <= 1.0:
-            raise ValueError(f"StickyAction(prob={prob!r}) needs a probability in [0, 1].")
+            raise InvalidArgumentError(f"StickyAction(prob={prob!r}) needs a probability in [0, 1].")
         super().__init__(env)
         self.prob = prob
         self._noop = np.broadcast_to(np.asarray(noop, env.action_space.dtype), env.action_space.shape)

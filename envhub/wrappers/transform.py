@@ -10,6 +10,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.types import TimeStep
 from envhub.wrappers.base import TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
@@ -76,7 +77,7 @@ class Discretize(Wrapper):
         if not isinstance(box, spaces.Box) or not (np.isfinite(box.low).all() and np.isfinite(box.high).all()):
             raise TypeError(f"Discretize needs a bounded Box action space; {env.id!r} has {box!r}.")
         if not isinstance(bins, int) or bins < 2:
-            raise ValueError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
+            raise InvalidArgumentError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
         super().__init__(env)
         self.bins, self._box = bins, box
         self._replace_action_space(spaces.MultiDiscrete(np.full(box.shape, bins)))
