@@ -25,10 +25,11 @@ def measure(
     on_repeat: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Time one configuration; ``make_env(num_envs)`` builds the env (closed afterwards)."""
-    from envhub.testing import rollout_fn
+    from envhub.rollout import random_policy, rollout
 
     with make_env(num_envs) as env:
-        run = rollout_fn(env, steps)
+        policy = random_policy(env)
+        run = jax.jit(lambda key: rollout(env, policy, key, steps)[2].reward)
         start = time.perf_counter()
         jax.block_until_ready(run(jax.random.key(0)))
         compile_s = time.perf_counter() - start

@@ -14,6 +14,7 @@ import jax
 import numpy as np
 
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.gymnasium_spaces import to_gymnasium_space
 
 
@@ -27,7 +28,7 @@ def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
     At an episode end, ``step`` returns the observation reached (envhub's ``final_obs``).
     """
     if env.num_envs is not None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"to_gymnasium needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: use to_gymnasium_vector."
         )
     return _gymnasium_classes()[0](env, seed)
@@ -41,7 +42,7 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
     with mask ``info["_final_obs"]`` holds the observation reached.
     """
     if env.num_envs is None:
-        raise ValueError(f"to_gymnasium_vector needs a batched env; make {env.id!r} with num_envs=N.")
+        raise InvalidArgumentError(f"to_gymnasium_vector needs a batched env; make {env.id!r} with num_envs=N.")
     return _gymnasium_classes()[1](env, seed)
 
 

@@ -16,6 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.errors import InvalidArgumentError
+
 Shape = tuple[int, ...]
 
 
@@ -56,7 +58,7 @@ class Box(Space):
         self.low: np.ndarray = np.broadcast_to(low_arr.astype(bound_dtype), self.shape).copy()
         self.high: np.ndarray = np.broadcast_to(high_arr.astype(bound_dtype), self.shape).copy()
         if np.any(self.low > self.high):
-            raise ValueError(f"Box needs low <= high everywhere; got low={low!r}, high={high!r}.")
+            raise InvalidArgumentError(f"Box needs low <= high everywhere; got low={low!r}, high={high!r}.")
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
         full = (*shape, *self.shape)
@@ -125,12 +127,12 @@ class MultiDiscrete(Space):
     def __init__(self, nvec: Any, start: Any = None, dtype: Any = np.int32):
         self.dtype = np.dtype(dtype)
         if self.dtype.kind not in "iu":
-            raise ValueError(f"{type(self).__name__} needs an integer dtype, got {self.dtype.name!r}.")
+            raise InvalidArgumentError(f"{type(self).__name__} needs an integer dtype, got {self.dtype.name!r}.")
         self.nvec = np.asarray(nvec, np.int64)
         self.shape = self.nvec.shape
         self.start = np.broadcast_to(np.asarray(0 if start is None else start, np.int64), self.shape).copy()
         if np.any(self.nvec <= 0):
-            raise ValueError(f"{type(self).__name__} needs n > 0 everywhere; got {nvec!r}.")
+            raise InvalidArgumentError(f"{type(self).__name__} needs n > 0 everywhere; got {nvec!r}.")
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
         full = (*shape, *self.shape)
@@ -169,7 +171,7 @@ class Discrete(MultiDiscrete):
 
     def __init__(self, n: int, start: int = 0, dtype: Any = np.int32, shape: Sequence[int] = ()):
         if int(n) <= 0:
-            raise ValueError(f"Discrete needs n > 0, got {n!r}.")
+            raise InvalidArgumentError(f"Discrete needs n > 0, got {n!r}.")
         super().__init__(np.full(tuple(shape), int(n)), np.full(tuple(shape), int(start)), dtype)
         self.n = int(n)
         self.start_value = int(start)

@@ -46,6 +46,7 @@ def test_info_json(toy, capsys):
     assert info["num_envs"] == 4 and info["jax_native"] is True and info["vmappable"] is False
     assert info["action_space"] == "Discrete(2, shape=(4,), dtype=int32)"
     assert info["obs"] == "float32[4, 2]" and info["info_keys"] == {"moved": "bool[4]"}
+    assert info["description"] == "a walk to the right end" and "jittable" not in info
 
 
 def test_check_passes_with_progress_and_fails_with_exit_1(toy, capsys):

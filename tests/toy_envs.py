@@ -100,5 +100,10 @@ class ToyPlugin:
 
     @envhub.hookimpl
     def envhub_register_envs(self, register: Any) -> None:
-        register("Corridor-v0", Corridor, check_options={"time_limit_kwarg": "max_steps"})
+        register(
+            "Corridor-v0",
+            Corridor,
+            check_options={"time_limit_kwarg": "max_steps"},
+            description="a walk to the right end",
+        )
         register("Offline-v0", None, unavailable="needs a download")

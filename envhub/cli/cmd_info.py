@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
         info = {
             "id": env.id,
             "class": type(env.unwrapped).__name__,
+            "description": envhub.default_registry().spec(env.id).description,
             "backend": f"{plugin.distribution} {plugin.version}" if plugin else prefix,
             "library": metadata.pop("library", None),
             "jax": jax.__version__,
@@ -38,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
             else f"host (CPU, stepped through {host_callback.kind})",
             "num_envs": env.num_envs,
             "jax_native": env.is_jax_native,
-            "jittable": True,
             "vmappable": env.is_jax_native and env.num_envs is None,
             "time_limit": metadata.pop("time_limit", None),
             "render_modes": list(env.render_modes),

@@ -7,7 +7,14 @@ through untouched, and resets a subset of a batch with ``reset(key, state, where
 """
 
 from envhub.tree import select  # its home before envhub.tree
-from envhub.wrappers.base import VmapEnvironment, Wrapper, WrapperState, batch_shape
+from envhub.wrappers.base import (
+    EpisodeStateWrapper,
+    TimeStepWrapper,
+    VmapEnvironment,
+    Wrapper,
+    WrapperState,
+    batch_shape,
+)
 from envhub.wrappers.episode import ActionRepeat, EpisodicLife, IgnoreTruncation, RecordEpisodeStatistics, TimeLimit
 from envhub.wrappers.frames import FrameStack, StickyAction
 from envhub.wrappers.transform import (
@@ -24,6 +31,7 @@ __all__ = [
     "ClipReward",
     "Discretize",
     "DropFinalObs",
+    "EpisodeStateWrapper",
     "EpisodicLife",
     "FlattenObservation",
     "FrameStack",
@@ -33,6 +41,7 @@ __all__ = [
     "RecordEpisodeStatistics",
     "StickyAction",
     "TimeLimit",
+    "TimeStepWrapper",
     "VmapEnvironment",
     "Wrapper",
     "WrapperState",

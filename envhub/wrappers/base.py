@@ -10,6 +10,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.tree import select
 from envhub.types import TimeStep
 
 
@@ -126,6 +127,62 @@ class Wrapper(Environment[Any, Any, Any]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}{self.env!r}>"
+
+
+class TimeStepWrapper(Wrapper):
+    """Base of stateless wrappers: ``_map(ts)`` is applied to the TimeStep of init, reset and step."""
+
+    def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
+        raise NotImplementedError
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.init(key)
+        return state, self._map(ts)
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state)
+        return state, self._map(ts)
+
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state, where=where)
+        return state, self._map(ts)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.step(key, state, action)
+        return state, self._map(ts)
+
+
+class EpisodeStateWrapper(Wrapper):
+    """Base of wrappers with per-environment state of their own that restarts with every episode.
+
+    The state is ``WrapperState(inner, extra)``. Subclasses implement ``_episode_start(ts)`` (their
+    ``extra`` at the start of an episode, from its first TimeStep) and ``_step``; ``_show_first(extra,
+    ts)`` changes what a first TimeStep shows (default: nothing). init, reset and ``reset(where=)``
+    (which restarts ``extra`` only where it resets) are written here, once.
+    """
+
+    wraps_state = True
+
+    def _episode_start(self, ts: TimeStep[Any]) -> Any:
+        raise NotImplementedError
+
+    def _show_first(self, extra: Any, ts: TimeStep[Any]) -> TimeStep[Any]:
+        return ts
+
+    def _started(self, inner: Any, ts: TimeStep[Any]) -> tuple[WrapperState, TimeStep[Any]]:
+        extra = self._episode_start(ts)
+        return WrapperState(inner, extra), self._show_first(extra, ts)
+
+    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        return self._started(*self.env.init(key))
+
+    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
+        return self._started(*self.env.reset(key, state.inner))
+
+    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
+        inner, ts = self.env.reset(key, state.inner, where=where)
+        extra = select(where, self._episode_start(ts), state.extra)
+        return WrapperState(inner, extra), self._show_first(extra, ts)
 
 
 class VmapEnvironment(Wrapper):

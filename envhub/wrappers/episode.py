@@ -8,12 +8,13 @@ import jax
 import jax.numpy as jnp
 
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper, WrapperState, batch_shape
+from envhub.wrappers.base import EpisodeStateWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 
-class TimeLimit(Wrapper):
+class TimeLimit(EpisodeStateWrapper):
     """Truncate every episode after ``max_steps`` steps.
 
     The counter lives in the state and restarts at every episode end, natural or not. When the
@@ -21,28 +22,14 @@ class TimeLimit(Wrapper):
     ``final_obs`` keeps the observation reached and ``truncated`` is set; a terminal step wins.
     """
 
-    wraps_state = True  # its state is WrapperState(inner, extra)
-
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
         if not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
+            raise InvalidArgumentError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
         super().__init__(env)
         self.max_steps = max_steps
 
-    def _zeros(self) -> jax.Array:
+    def _episode_start(self, ts: TimeStep[Any]) -> jax.Array:
         return jnp.zeros(batch_shape(self.env), jnp.int32)
-
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        state, ts = self.env.init(key)
-        return WrapperState(state, self._zeros()), ts
-
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner)
-        return WrapperState(inner, self._zeros()), ts
-
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        return WrapperState(inner, jnp.where(where, 0, state.extra)), ts
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         step_key, reset_key = jax.random.split(key)
@@ -62,7 +49,7 @@ class TimeLimit(Wrapper):
         return WrapperState(inner, jnp.where(ts.done, 0, elapsed)), ts
 
 
-class IgnoreTruncation(Wrapper):
+class IgnoreTruncation(TimeStepWrapper):
     """Report truncation as termination (for algorithms that never bootstrap).
 
     With ``drop_final_obs=True``, ``final_obs`` is ``None`` everywhere, saving its memory: nothing
@@ -73,51 +60,21 @@ class IgnoreTruncation(Wrapper):
         super().__init__(env)
         self.drop_final_obs = drop_final_obs
 
-    def _convert(self, ts: TimeStep[Any]) -> TimeStep[Any]:
+    def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
         ts = ts.replace(terminated=ts.done, truncated=jnp.zeros_like(ts.truncated))
         return ts.replace(final_obs=None) if self.drop_final_obs else ts
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.init(key)
-        return state, self._convert(ts)
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state)
-        return state, self._convert(ts)
-
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state, where=where)
-        return state, self._convert(ts)
-
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.step(key, state, action)
-        return state, self._convert(ts)
-
-
-class RecordEpisodeStatistics(Wrapper):
+class RecordEpisodeStatistics(EpisodeStateWrapper):
     """Add ``info["episode_return"]`` and ``info["episode_length"]``: the episode so far, this step
     included; on a step where ``ts.done``, the finished episode's totals. Zero after init/reset."""
 
-    wraps_state = True  # its state is WrapperState(inner, extra)
-
-    def _zeros(self) -> dict[str, jax.Array]:
+    def _episode_start(self, ts: TimeStep[Any]) -> dict[str, jax.Array]:
         shape = batch_shape(self.env)
         return {"episode_return": jnp.zeros(shape, jnp.float32), "episode_length": jnp.zeros(shape, jnp.int32)}
 
-    def _first(self, inner: Any, ts: TimeStep[Any]) -> tuple[WrapperState, TimeStep[Any]]:
-        stats = self._zeros()
-        return WrapperState(inner, stats), ts.replace(info={**ts.info, **stats})
-
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._first(*self.env.init(key))
-
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._first(*self.env.reset(key, state.inner))
-
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        stats = select(where, self._zeros(), state.extra)
-        return WrapperState(inner, stats), ts.replace(info={**ts.info, **stats})
+    def _show_first(self, extra: dict[str, jax.Array], ts: TimeStep[Any]) -> TimeStep[Any]:
+        return ts.replace(info={**ts.info, **extra})
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.step(key, state.inner, action)
@@ -125,38 +82,27 @@ class RecordEpisodeStatistics(Wrapper):
             "episode_return": state.extra["episode_return"] + ts.reward,
             "episode_length": state.extra["episode_length"] + 1,
         }
-        carried = select(ts.done, self._zeros(), stats)
+        carried = select(ts.done, self._episode_start(ts), stats)
         return WrapperState(inner, carried), ts.replace(info={**ts.info, **stats})
 
 
-class EpisodicLife(Wrapper):
+class EpisodicLife(EpisodeStateWrapper):
     """End an episode (``terminated``) at every life lost, without resetting the game.
 
     Needs ``info["lives"]`` (Atari backends give it). After a lost life the game goes on: ``obs``
     equals ``final_obs``. The real game over still resets the game, as usual.
     """
 
-    wraps_state = True  # its state is WrapperState(inner, extra)
-
     def __init__(self, env: Environment[Any, Any, Any]):
         super().__init__(env)
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
         if "lives" not in ts.info:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"EpisodicLife needs info['lives'], which {env.id!r} does not give (its info keys: {sorted(ts.info)})."
             )
 
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.init(key)
-        return WrapperState(inner, ts.info["lives"]), ts
-
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner)
-        return WrapperState(inner, ts.info["lives"]), ts
-
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        return WrapperState(inner, jnp.where(where, ts.info["lives"], state.extra)), ts
+    def _episode_start(self, ts: TimeStep[Any]) -> jax.Array:
+        return ts.info["lives"]
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.step(key, state.inner, action)
@@ -180,7 +126,7 @@ class ActionRepeat(Wrapper):
                 f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
             )
         if not isinstance(repeat, int) or repeat < 1:
-            raise ValueError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
+            raise InvalidArgumentError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
         super().__init__(env)
         self.repeat = repeat
 

@@ -10,12 +10,13 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper, WrapperState, batch_shape
+from envhub.wrappers.base import EpisodeStateWrapper, WrapperState, batch_shape
 
 
-class FrameStack(Wrapper):
+class FrameStack(EpisodeStateWrapper):
     """Observe the last ``num_frames`` observations, stacked on a new axis after the batch axis.
 
     After a reset (or auto-reset) the stack holds only the new episode's first observation,
@@ -23,14 +24,12 @@ class FrameStack(Wrapper):
     ends with the observation reached.
     """
 
-    wraps_state = True  # its state is WrapperState(inner, extra)
-
     def __init__(self, env: Environment[Any, Any, Any], num_frames: int):
         single = env.single_observation_space
         if not isinstance(single, spaces.Box):
             raise TypeError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
         if not isinstance(num_frames, int) or num_frames < 1:
-            raise ValueError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
+            raise InvalidArgumentError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
@@ -45,20 +44,11 @@ class FrameStack(Wrapper):
         older = jax.lax.slice_in_dim(frames, 1, self.num_frames, axis=self._axis)
         return jnp.concatenate([older, jnp.expand_dims(obs, self._axis)], axis=self._axis)
 
-    def _first(self, inner: Any, ts: TimeStep[Any]) -> tuple[WrapperState, TimeStep[Any]]:
-        frames = self._fill(ts.obs)
-        return WrapperState(inner, frames), ts.replace(obs=frames, final_obs=frames)
+    def _episode_start(self, ts: TimeStep[Any]) -> jax.Array:
+        return self._fill(ts.obs)
 
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._first(*self.env.init(key))
-
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._first(*self.env.reset(key, state.inner))
-
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        frames = select(where, self._fill(ts.obs), state.extra)
-        return WrapperState(inner, frames), ts.replace(obs=frames, final_obs=frames)
+    def _show_first(self, frames: jax.Array, ts: TimeStep[Any]) -> TimeStep[Any]:
+        return ts.replace(obs=frames, final_obs=frames)
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.step(key, state.inner, action)
@@ -67,35 +57,24 @@ class FrameStack(Wrapper):
         return WrapperState(inner, frames), ts.replace(obs=frames, final_obs=reached)
 
 
-class StickyAction(Wrapper):
+class StickyAction(EpisodeStateWrapper):
     """With probability ``prob``, repeat the previous action instead of the given one.
 
     The draw uses its own key, split from the step key. At the start of every episode the
     previous action is ``noop`` (default 0), so nothing sticks across an episode boundary.
     """
 
-    wraps_state = True  # its state is WrapperState(inner, extra)
-
     def __init__(self, env: Environment[Any, Any, Any], prob: float = 0.25, noop: Any = 0):
         if isinstance(env.action_space, spaces.Tree):
             raise TypeError(f"StickyAction needs an array action space; {env.id!r} has {env.action_space!r}.")
         if not 0.0 <= prob <= 1.0:
-            raise ValueError(f"StickyAction(prob={prob!r}) needs a probability in [0, 1].")
+            raise InvalidArgumentError(f"StickyAction(prob={prob!r}) needs a probability in [0, 1].")
         super().__init__(env)
         self.prob = prob
         self._noop = np.broadcast_to(np.asarray(noop, env.action_space.dtype), env.action_space.shape)
 
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.init(key)
-        return WrapperState(inner, jnp.asarray(self._noop)), ts
-
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner)
-        return WrapperState(inner, jnp.asarray(self._noop)), ts
-
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        return WrapperState(inner, select(where, jnp.asarray(self._noop), state.extra)), ts
+    def _episode_start(self, ts: TimeStep[Any]) -> jax.Array:
+        return jnp.asarray(self._noop)
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         sticky_key, step_key = jax.random.split(key)

@@ -10,41 +10,19 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper, WrapperState, batch_shape
+from envhub.wrappers.base import TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 
-class _MapTimeStep(Wrapper):
-    """Base for stateless wrappers: ``_map(ts)`` is applied after init, reset and step."""
-
-    def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
-        raise NotImplementedError
-
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.init(key)
-        return state, self._map(ts)
-
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state)
-        return state, self._map(ts)
-
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state, where=where)
-        return state, self._map(ts)
-
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.step(key, state, action)
-        return state, self._map(ts)
-
-
-class DropFinalObs(_MapTimeStep):
+class DropFinalObs(TimeStepWrapper):
     """Set ``ts.final_obs`` to ``None`` everywhere, to save memory when nothing bootstraps from it."""
 
     def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
         return ts.replace(final_obs=None)
 
 
-class ClipReward(_MapTimeStep):
+class ClipReward(TimeStepWrapper):
     """Clip the reward to ``[low, high]``; ``info["unclipped_reward"]`` keeps the original."""
 
     def __init__(self, env: Environment[Any, Any, Any], low: float = -1.0, high: float = 1.0):
@@ -56,7 +34,7 @@ class ClipReward(_MapTimeStep):
         return ts.replace(reward=clipped, info={**ts.info, "unclipped_reward": ts.reward})
 
 
-class FlattenObservation(_MapTimeStep):
+class FlattenObservation(TimeStepWrapper):
     """Flatten a pytree observation into one float32 vector per environment (``obs`` and ``final_obs``).
 
     Leaves are raveled in pytree order; integer leaves (Discrete, MultiDiscrete) keep their value,
@@ -99,7 +77,7 @@ class Discretize(Wrapper):
         if not isinstance(box, spaces.Box) or not (np.isfinite(box.low).all() and np.isfinite(box.high).all()):
             raise TypeError(f"Discretize needs a bounded Box action space; {env.id!r} has {box!r}.")
         if not isinstance(bins, int) or bins < 2:
-            raise ValueError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
+            raise InvalidArgumentError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
         super().__init__(env)
         self.bins, self._box = bins, box
         self._replace_action_space(spaces.MultiDiscrete(np.full(box.shape, bins)))
