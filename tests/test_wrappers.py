@@ -9,7 +9,7 @@ import pytest
 from toy_envs import Corridor
 
 import envhub
-from envhub import spaces, testing
+from envhub import spaces, testing, wrappers
 from envhub.types import TimeStep
 from envhub.wrappers import (
     ActionRepeat,
@@ -212,6 +212,26 @@ def test_discretize_pendulum():
     np.testing.assert_allclose(ts.obs, expected.obs)
     with pytest.raises(TypeError, match="needs a bounded Box action space"):
         Discretize(corridor(), 3)
+
+
+def test_clip_and_rescale_action_on_pendulum():
+    """Pendulum's torque is a Box in [-2, 2]: ClipAction clips 5 to 2; RescaleAction maps [-1, 1] onto it."""
+    inner = envhub.make("gymnax/Pendulum-v1")
+    state, _ = inner.init(KEY)
+    _, at_max = inner.step(KEY, state, jnp.array([2.0]))
+    _, at_min = inner.step(KEY, state, jnp.array([-2.0]))
+    _, at_half = inner.step(KEY, state, jnp.array([1.0]))
+    clip = wrappers.ClipAction(inner)
+    assert clip.action_space == spaces.Box(-np.inf, np.inf, (1,))
+    np.testing.assert_allclose(jax.jit(clip.step)(KEY, state, jnp.array([5.0]))[1].obs, at_max.obs)
+    rescale = wrappers.RescaleAction(inner)
+    assert rescale.action_space == spaces.Box(-1.0, 1.0, (1,))
+    for action, expected in [(1.0, at_max), (-1.0, at_min), (0.5, at_half)]:
+        np.testing.assert_allclose(rescale.step(KEY, state, jnp.array([action]))[1].obs, expected.obs, rtol=1e-6)
+    with pytest.raises(envhub.errors.InvalidArgumentError, match=r"RescaleAction needs a bounded Box action space"):
+        wrappers.RescaleAction(corridor())
+    with pytest.raises(envhub.errors.InvalidArgumentError, match=r"needs low < high"):
+        wrappers.RescaleAction(inner, 1.0, 1.0)
 
 
 def test_normalize_observation_batched():

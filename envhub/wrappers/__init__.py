@@ -7,6 +7,7 @@ through untouched, and resets a subset of a batch with ``reset(key, state, where
 """
 
 from envhub.tree import select  # its home before envhub.tree
+from envhub.wrappers.actions import ClipAction, RescaleAction
 from envhub.wrappers.base import (
     EpisodeStateWrapper,
     TimeStepWrapper,
@@ -28,6 +29,7 @@ from envhub.wrappers.transform import (
 
 __all__ = [
     "ActionRepeat",
+    "ClipAction",
     "ClipReward",
     "Discretize",
     "DropFinalObs",
@@ -39,6 +41,7 @@ __all__ = [
     "NormalizeObservation",
     "NormalizeReward",
     "RecordEpisodeStatistics",
+    "RescaleAction",
     "StickyAction",
     "TimeLimit",
     "TimeStepWrapper",
