@@ -201,7 +201,7 @@ def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
         return space.treedef.unflatten([check_action(env_id, s, a) for s, a in zip(space.leaves, leaves)])
     try:
         array = jnp.asarray(action)
-    except TypeError:
+    except (TypeError, ValueError):  # jax says ValueError for None, TypeError for strings
         raise ActionError(env_id, f"{action!r} is not an array", space) from None
     if array.shape != space.shape:
         raise ActionError(env_id, f"shape {array.shape} where {space.shape} is needed", space)

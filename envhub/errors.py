@@ -179,6 +179,17 @@ class HostVmapError(EnvhubError, ValueError):
         self.env_id = env_id
 
 
+class MakeArgumentError(EnvhubError, TypeError):
+    """The backend refused a keyword argument given to ``make``."""
+
+    def __init__(self, env_id: str, exc: BaseException) -> None:
+        super().__init__(
+            f"make({env_id!r}, ...) got a keyword argument its backend refused ({type(exc).__name__}: {exc}); "
+            f"check its spelling and type against the backend's README (`envhub list` names the backend)."
+        )
+        self.env_id = env_id
+
+
 class ActionError(EnvhubError, TypeError):
     """An action does not fit the action space (checked at trace time)."""
 

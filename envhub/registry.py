@@ -26,6 +26,7 @@ from envhub.errors import (
     EnvhubError,
     EnvUnavailableError,
     InvalidArgumentError,
+    MakeArgumentError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
@@ -218,10 +219,7 @@ class Registry:
     def make(
         self, env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any
     ) -> Environment[Any, Any, Any]:
-        """Build ``env_id`` (``"prefix/Name"``); ``num_envs=N`` batches it; ``kwargs`` go to the backend.
-
-        ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards the batch over its devices.
-        """
+        """Build ``env_id``; ``num_envs=N`` batches it, ``mesh`` (one axis) shards that batch; ``kwargs`` go to the backend."""
         from envhub.wrappers import VmapEnvironment
 
         if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
@@ -233,6 +231,10 @@ class Registry:
             kwargs["num_envs"] = num_envs
         try:
             env = spec.factory(**kwargs)
+        except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
+            if not any(f"'{k}'" in str(exc) for k in kwargs if k != "num_envs"):
+                raise
+            raise MakeArgumentError(spec.id, exc) from exc
         except ModuleNotFoundError as exc:
             owner = self._load(spec.prefix)
             raise missing_error(owner.prefix, owner.origin, owner.entry_point, exc) from exc

@@ -41,6 +41,14 @@ def test_float_action_for_discrete_space(registry):
         jax.jit(env.step)(KEY, state, jnp.float32(1.0))
 
 
+def test_none_or_text_actions_are_action_errors(registry):
+    env = registry.make("toy/Corridor-v0")
+    state, _ = env.init(KEY)
+    for bad in (None, "left"):
+        with pytest.raises(ActionError, match=rf"Invalid action for 'toy/Corridor-v0': {bad!r} is not an array"):
+            env.step(KEY, state, bad)
+
+
 def test_tree_action_structure_is_checked():
     from envhub.env import check_action
     from envhub.spaces import Box, Discrete, Tree

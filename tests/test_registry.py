@@ -11,6 +11,7 @@ from envhub.errors import (
     EnvUnavailableError,
     InvalidArgumentError,
     InvalidIdError,
+    MakeArgumentError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
@@ -25,6 +26,24 @@ def test_make_and_list_in_process(registry):
     assert isinstance(env, Corridor) and env.id == "toy/Corridor-v0"
     specs = registry.list_envs("toy")
     assert [(s.id, s.available) for s in specs] == [("toy/Corridor-v0", True), ("toy/Offline-v0", False)]
+
+
+def test_a_refused_make_kwarg_names_the_env(registry):
+    with pytest.raises(
+        MakeArgumentError,
+        match=r"make\('toy/Corridor-v0', \.\.\.\) got a keyword argument its backend refused.*'lenght'",
+    ):
+        registry.make("toy/Corridor-v0", lenght=3)
+
+    class Buggy:  # a backend bug raising TypeError on its own is not blamed on the user's kwargs
+        @envhub.hookimpl
+        def envhub_register_envs(self, register):
+            register("Bug-v0", lambda **kw: (_ for _ in ()).throw(TypeError("unsupported operand")))
+
+    registry.register_backend("buggy", Buggy())
+    with pytest.raises(TypeError, match="unsupported operand") as info:
+        registry.make("buggy/Bug-v0", length=3)
+    assert not isinstance(info.value, MakeArgumentError)
 
 
 def test_prefixes_are_case_insensitive(registry):
