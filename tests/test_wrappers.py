@@ -118,6 +118,9 @@ def test_record_episode_statistics():
     assert int(first.info["episode_length"]) == 0
     assert np.asarray(ts.info["episode_length"]).tolist() == [1, 2, 3, 1, 2, 3, 1]
     assert np.asarray(ts.info["episode_return"]).tolist() == [0, 0, 1, 0, 0, 1, 0]
+    assert np.asarray(ts.info["last_episode_length"]).tolist() == [0, 0, 3, 3, 3, 3, 3]
+    assert np.asarray(ts.info["last_episode_return"]).tolist() == [0, 0, 1, 1, 1, 1, 1]
+    assert set(first.info) == set(ts.info) and int(first.info["last_episode_length"]) == 0
 
 
 def test_ignore_truncation_and_dropping_final_obs():

@@ -66,24 +66,36 @@ class IgnoreTruncation(TimeStepWrapper):
 
 
 class RecordEpisodeStatistics(EpisodeStateWrapper):
-    """Add ``info["episode_return"]`` and ``info["episode_length"]``: the episode so far, this step
-    included; on a step where ``ts.done``, the finished episode's totals. Zero after init/reset."""
+    """Add episode statistics to ``info``, per environment.
+
+    ``episode_return``/``episode_length``: the episode so far, this step included (on a step where
+    ``ts.done``, the finished episode's totals). ``last_episode_return``/``last_episode_length``: the
+    totals of the last episode that finished, what a training curve plots (0 until one finishes).
+    All four are 0 after init and after a reset of that environment.
+    """
 
     def _episode_start(self, ts: TimeStep[Any]) -> dict[str, jax.Array]:
         shape = batch_shape(self.env)
-        return {"episode_return": jnp.zeros(shape, jnp.float32), "episode_length": jnp.zeros(shape, jnp.int32)}
+        returns, lengths = jnp.zeros(shape, jnp.float32), jnp.zeros(shape, jnp.int32)
+        return {
+            "episode_return": returns,
+            "episode_length": lengths,
+            "last_episode_return": returns,
+            "last_episode_length": lengths,
+        }
 
     def _show_first(self, extra: dict[str, jax.Array], ts: TimeStep[Any]) -> TimeStep[Any]:
         return ts.replace(info={**ts.info, **extra})
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         inner, ts = self.env.step(key, state.inner, action)
-        stats = {
+        current = {
             "episode_return": state.extra["episode_return"] + ts.reward,
             "episode_length": state.extra["episode_length"] + 1,
         }
-        carried = select(ts.done, self._episode_start(ts), stats)
-        return WrapperState(inner, carried), ts.replace(info={**ts.info, **stats})
+        last = {f"last_{k}": jnp.where(ts.done, v, state.extra[f"last_{k}"]) for k, v in current.items()}
+        carried = {k: jnp.where(ts.done, jnp.zeros_like(v), v) for k, v in current.items()}
+        return WrapperState(inner, {**carried, **last}), ts.replace(info={**ts.info, **current, **last})
 
 
 class EpisodicLife(EpisodeStateWrapper):
