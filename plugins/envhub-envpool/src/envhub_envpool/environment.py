@@ -212,7 +212,7 @@ class EnvpoolEnvironment(HostEnvironment):
             np, spares.numpy_cond, lay, host.phys, host.fresh, host.first, None, lay.row(pool.recv()), refill
         )
         host.phys, host.fresh, host.first = step.phys, step.fresh, step.first
-        return HostStep(step.obs, step.reward, step.terminated, step.truncated, step.final_obs, step.info)
+        return step.rows
 
 
 __all__ = ["EnvpoolEnvironment", "EnvpoolState", "HostState"]

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from envhub.types import truncated_unless_terminated
+from envhub.types import HostStep, truncated_unless_terminated
 from envhub_envpool.layout import Layout
 
 Cond = Callable[[Any, Callable[[Any], Any], Any], Any]  # (predicate, fn, carry) -> fn(carry) or carry
@@ -36,12 +36,7 @@ class Advanced(NamedTuple):
     phys: Any
     fresh: Any
     first: dict[str, Any]
-    obs: Any
-    reward: Any
-    terminated: Any
-    truncated: Any
-    final_obs: Any
-    info: dict[str, Any]
+    rows: HostStep  # same-step form, leading axis n (NumPy or JAX arrays)
 
 
 def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: dict[str, Any], token: Any,
@@ -74,12 +69,14 @@ def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: d
         new,
         fresh,
         first,
-        where(xp, done, first_obs, obs),
-        reward,
-        terminated,
-        truncated_unless_terminated(terminated, truncated),
-        obs,
-        where(xp, done, first_info, info),
+        HostStep(
+            where(xp, done, first_obs, obs),
+            reward,
+            terminated,
+            truncated_unless_terminated(terminated, truncated),
+            obs,
+            where(xp, done, first_info, info),
+        ),
     )
 
 

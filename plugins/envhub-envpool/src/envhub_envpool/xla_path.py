@@ -191,12 +191,12 @@ class XlaPath:
             pool=state.pool,
         )
         ts = TimeStep(
-            lay.obs_tree(step.obs),
-            lay.squeeze(step.reward).astype(jnp.float32),
-            lay.squeeze(step.terminated),
-            lay.squeeze(step.truncated),
-            lay.obs_tree(step.final_obs),
-            lay.info_tree(step.info),
+            lay.obs_tree(step.rows.obs),
+            lay.squeeze(step.rows.reward).astype(jnp.float32),
+            lay.squeeze(step.rows.terminated),
+            lay.squeeze(step.rows.truncated),
+            lay.obs_tree(step.rows.final_obs),
+            lay.info_tree(step.rows.info),
         )
         return new_state, ts
 
