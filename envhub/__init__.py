@@ -12,7 +12,7 @@ from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import Registry
 from envhub.render import record
 from envhub.rollout import Trajectory, Transition, random_policy, rollout
-from envhub.specs import BackendStatus, EnvSpec
+from envhub.specs import BackendStatus, EnvSpec, check_options_for
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
 
@@ -31,6 +31,7 @@ __all__ = [
     "Trajectory",
     "Transition",
     "Wrapper",
+    "check_options_for",
     "default_registry",
     "errors",
     "sharding",

@@ -46,6 +46,15 @@ class BackendStatus:
     api: int | None = None  # the plugin API it declares (ENVHUB_API); None: undeclared, taken as 1
 
 
+def check_options_for(table: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """A plugin's conformance options for env ``name``: its table's ``"*"`` entry, updated by its ``name`` entry.
+
+    Every plugin keeps its options in this one shape, ``{"*": {...}, "SomeEnv": {...}}``, with fields
+    of ``envhub.testing.Options``, and passes the result as ``register(..., check_options=...)``.
+    """
+    return {**table.get("*", {}), **table.get(name, {})}
+
+
 def split_id(env_id: object) -> tuple[str, str]:
     """Split ``"prefix/Name"`` at its first slash (names may contain more slashes)."""
     if not isinstance(env_id, str) or "/" not in env_id:
@@ -63,4 +72,4 @@ def check_prefix(prefix: str) -> str:
     return prefix.lower()
 
 
-__all__ = ["BATCHING_MODES", "BackendStatus", "EnvSpec", "check_prefix", "split_id"]
+__all__ = ["BATCHING_MODES", "BackendStatus", "EnvSpec", "check_options_for", "check_prefix", "split_id"]
