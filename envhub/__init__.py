@@ -7,8 +7,8 @@ from envhub._version import __version__
 from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
-from envhub.jax_env import JaxEnvironment, JaxState, JaxStep
 from envhub.host import HostEnvironment, HostState, HostStep
+from envhub.jax_env import JaxEnvironment, JaxState, JaxStep
 from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import Registry
 from envhub.render import record

@@ -107,7 +107,9 @@ class JaxEnvironment(Environment[JaxState[S], Obs, Action], Generic[S, Obs, Acti
         self.max_episode_steps = max_episode_steps
         self.reset_mode = reset_mode
         restarts_plainly = type(self)._restart_one is JaxEnvironment._restart_one
-        self.reset_spares = num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
+        self.reset_spares = (
+            num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
+        )
         self._info_shapes: Any = None
 
     # --- what backends implement -------------------------------------------------------------

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
-
 from jax.custom_batching import custom_vmap
 
 from envhub.tree import select
@@ -51,7 +50,7 @@ def reset_if_done(restart: Callable[[jax.Array, S], S], key: jax.Array, done: ja
         return jax.lax.cond(done, restart, lambda k, s: s, key, state)
 
     @one.def_vmap
-    def batched(size: int, in_batched: list, key: jax.Array, done: jax.Array, state: S) -> tuple[S, S]:
+    def batched(size: int, in_batched: list[Any], key: jax.Array, done: jax.Array, state: S) -> tuple[S, S]:
         def widen(x: jax.Array, is_batched: bool) -> jax.Array:
             return x if is_batched else jnp.broadcast_to(x, (size, *jnp.shape(x)))
 
