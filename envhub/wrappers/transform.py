@@ -46,7 +46,7 @@ def _traced(
         out = jax.eval_shape(fn, _abstract(given))
     except Exception as exc:
         raise InvalidArgumentError(
-            f"{wrapper} could not trace fn={fn!r} on one {what} of {given!r} ({type(exc).__name__}: {exc}); "
+            f"{wrapper} could not trace fn={fn!r} on one {what} of {given!r} ({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}); "
             f"pass a jittable function of one environment's {what}."
         ) from exc
     dtypes = what == "observation"
