@@ -68,6 +68,10 @@ def test_time_limit_on_a_host_env_counts_per_episode():
             lambda e: StickyAction(NormalizeObservation(e), 0.3),
             testing.Options(time_limit_kwarg="max_episode_steps", time_limit=5),
         ),
+        (
+            lambda e: TransformReward(TransformObservation(TransformAction(e, lambda a: 1 - a), jnp.tanh), jnp.sign),
+            testing.Options(time_limit_kwarg="max_episode_steps", time_limit=5),
+        ),
     ],
 )
 def test_the_kit_passes_on_wrapped_host_envs(wrap, options):
