@@ -192,7 +192,7 @@ def test_spaces_must_be_declared():
             HostEnvironment.__init__(self, None)
             self.id = "test/Undeclared"
 
-    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
+    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to its base class.s __init__"):
         _ = Undeclared().observation_space
 
 
