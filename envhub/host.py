@@ -1,7 +1,7 @@
 """Host environments: CPU environments living in this process, behind the functional API, inside jit, scan and vmap.
 
 A ``HostEnvironment`` keeps its live host environments on the host; the JAX-side state is only
-``HostState(handle, step)``. ``envhub._host_bridge`` runs the calls: directly when called eagerly,
+``HostState(handle, version)``. ``envhub._host_bridge`` runs the calls: directly when called eagerly,
 through one shared host callback (``envhub.host_callback``) when traced, one host env per mapped
 state under ``jax.vmap``.
 
@@ -106,7 +106,7 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
     def _render(self, state: HostState, index: int | None) -> Any:
         """Draw the live host env of ``state`` (which must be its newest state, as for ``step``)."""
         state = _check_state(self, state)
-        _, slot = self._bridge.find_slot(np.asarray(state.handle), np.asarray(state.step))
+        _, slot = self._bridge.find_slot(np.asarray(state.handle), np.asarray(state.version))
         try:
             frames = np.asarray(self._host_render(slot.host))
         except EnvhubError:
@@ -130,18 +130,18 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
 
     def _reset(self, key: jax.Array, state: HostState) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
-        return self._bridge.call("reset", state.handle, state.step, key_to_seeds(key, self._num_seeds()))
+        return self._bridge.call("reset", state.handle, state.version, key_to_seeds(key, self._num_seeds()))
 
     def _step(self, key: jax.Array, state: HostState, action: Any) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
-        return self._bridge.call("step", state.handle, state.step, action)
+        return self._bridge.call("step", state.handle, state.version, action)
 
     def _reset_where(self, key: jax.Array, state: HostState, where: jax.Array) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
         lead = jnp.shape(where)[: jnp.ndim(where) - len(self._env_shape())]
         mask = jnp.reshape(jnp.asarray(where, jnp.bool_), (*lead, self._n))
         seeds = key_to_seeds(key, self._num_seeds())
-        return self._bridge.call("reset_where", state.handle, state.step, (seeds, mask))
+        return self._bridge.call("reset_where", state.handle, state.version, (seeds, mask))
 
 
 def _check_state(env: HostEnvironment, state: Any) -> HostState:

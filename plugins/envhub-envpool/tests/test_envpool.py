@@ -193,7 +193,7 @@ def test_stale_state_raises_on_the_fast_path_eagerly_and_under_jit():
     state, _ = step(KEY, state, jnp.zeros(2, jnp.int32))
     state, _ = jax.jit(env.reset)(KEY, state)
     state, _ = step(KEY, state, jnp.zeros(2, jnp.int32))
-    assert int(state.step[0]) == 3
+    assert int(state.version[0]) == 3
     env.close()
 
 

@@ -39,15 +39,15 @@ class EnvpoolState:
     """
 
     handle: jax.Array  # int32, the pool id (equal everywhere)
-    step: jax.Array  # int32, the newest step counter; the pool keeps its own and refuses old states
-    phys: jax.Array  # int32, the envpool env each logical env is playing in
+    version: jax.Array  # int32, which state of the pool this is; the pool keeps the newest and refuses old ones
+    pool_ids: jax.Array  # int32, the envpool env each logical env is playing in
     fresh: jax.Array  # bool (n, 2): reset and waiting, with its first obs in `first`
     first: Any  # {"obs": ..., "info": {...}} of every fresh env, (n, 2, ...)
     pool: int = 0
 
 
 jax.tree_util.register_dataclass(
-    EnvpoolState, data_fields=["handle", "step", "phys", "fresh", "first"], meta_fields=["pool"]
+    EnvpoolState, data_fields=["handle", "version", "pool_ids", "fresh", "first"], meta_fields=["pool"]
 )
 
 
@@ -103,16 +103,18 @@ class XlaPath:
         pool = next(_pool_ids) % 2**31
         self.pools[pool] = _POOLS[pool] = bound
         obs, info = rows
-        phys = np.arange(lay.n, dtype=np.int32)
+        pool_ids = np.arange(lay.n, dtype=np.int32)
         state = EnvpoolState(
             handle=jnp.full(lay.env_shape, pool, jnp.int32),
-            step=jnp.zeros(lay.env_shape, jnp.int32),
-            phys=jnp.asarray(lay.squeeze(phys)),
+            version=jnp.zeros(lay.env_shape, jnp.int32),
+            pool_ids=jnp.asarray(lay.squeeze(pool_ids)),
             fresh=jnp.asarray(lay.lay(np.arange(2 * lay.n) >= lay.n)),
             first=jax.tree.map(lambda x: jnp.asarray(lay.lay(x)), {"obs": obs, "info": info}),
             pool=pool,
         )
-        ts = TimeStep.first(lay.obs_tree(spares.take(obs, phys)), lay.info_tree(spares.take(info, phys)), lay.env_shape)
+        ts = TimeStep.first(
+            lay.obs_tree(spares.take(obs, pool_ids)), lay.info_tree(spares.take(info, pool_ids)), lay.env_shape
+        )
         # Committed like a jitted step's outputs, so the first jitted call compiles once, not twice.
         return jax.device_put((state, ts), jax.devices()[0])
 
@@ -122,15 +124,15 @@ class XlaPath:
         if bound is None:
             if closed:
                 raise ClosedEnvironmentError(self.layout.env_id, op)
-            given = state.step if not isinstance(state.step, jax.core.Tracer) else -1
+            given = state.version if not isinstance(state.version, jax.core.Tracer) else -1
             raise StaleStateError(self.layout.env_id, int(jnp.ravel(jnp.asarray(given))[0]), None)
-        if not isinstance(state.step, jax.core.Tracer):
+        if not isinstance(state.version, jax.core.Tracer):
             bound.read_newest(self.layout.env_id, op)  # refuses a pool whose counter a failed call consumed
         return bound
 
     def check_newest(self, bound: Bound, state: EnvpoolState, op: str) -> tuple[jax.Array, bool]:
         """Compare the state's step with the pool's newest: eagerly (raises) or as a traced bool."""
-        step = jnp.ravel(state.step)[0]
+        step = jnp.ravel(state.version)[0]
         if isinstance(step, jax.core.Tracer):
             return step, False
         newest = bound.read_newest(self.layout.env_id, op)
@@ -154,9 +156,9 @@ class XlaPath:
             guard = jax.lax.cond(
                 step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
             )
-            state = dataclasses.replace(state, phys=state.phys + guard)  # the send waits for the check
+            state = dataclasses.replace(state, pool_ids=state.pool_ids + guard)  # the send waits for the check
             new_state, ts = self.core(bound, state, action)
-        bound.newest[...] = jnp.ravel(new_state.step)[0]
+        bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, ts
 
     def fail(self, bound: Bound, step: jax.Array, op: str) -> jax.Array:
@@ -174,18 +176,18 @@ class XlaPath:
             handle, out = bound.recv(handle)
             return handle, lay.row(out)
 
-        handle = bound.send(bound.handle, action.astype(lay.action_dtype), jnp.reshape(state.phys, (lay.n,)))
+        handle = bound.send(bound.handle, action.astype(lay.action_dtype), jnp.reshape(state.pool_ids, (lay.n,)))
         handle, out = bound.recv(handle)
         first = jax.tree.map(lay.unlay, state.first)
         cond = jax.lax.cond
         step = spares.advance(
-            jnp, lambda p, f, c: cond(p, f, lambda c: c, c), lay, jnp.reshape(state.phys, (lay.n,)),
+            jnp, lambda p, f, c: cond(p, f, lambda c: c, c), lay, jnp.reshape(state.pool_ids, (lay.n,)),
             lay.unlay(state.fresh), first, handle, lay.row(out), refill,
         )  # fmt: skip
         new_state = EnvpoolState(
             handle=state.handle,
-            step=(state.step + 1) & 0x7FFFFFFF,
-            phys=lay.squeeze(step.phys),
+            version=(state.version + 1) & 0x7FFFFFFF,
+            pool_ids=lay.squeeze(step.pool_ids),
             fresh=lay.lay(step.fresh),
             first=jax.tree.map(lay.lay, step.first),
             pool=state.pool,
@@ -206,8 +208,8 @@ class XlaPath:
         state, mask = _refuse_vmap(lay.env_id, "reset")(state, jnp.broadcast_to(mask, lay.env_shape))
         bound = self.owner(state, "reset", closed)
         step, checked = self.check_newest(bound, state, "reset")
-        phys, fresh = jnp.reshape(state.phys, (lay.n,)), lay.unlay(state.fresh)
-        operands = (phys, fresh, jax.tree.map(lay.unlay, state.first), jnp.reshape(mask, (lay.n,)))
+        pool_ids, fresh = jnp.reshape(state.pool_ids, (lay.n,)), lay.unlay(state.fresh)
+        operands = (pool_ids, fresh, jax.tree.map(lay.unlay, state.first), jnp.reshape(mask, (lay.n,)))
         if checked:
             fresh, first, obs, info = _ForceReset(state.pool, jax.tree.structure(operands))(*jax.tree.leaves(operands))
         else:
@@ -224,13 +226,13 @@ class XlaPath:
             fresh, first, obs, info = jax.tree.unflatten(jax.tree.structure(struct), flat)
         new_state = EnvpoolState(
             handle=state.handle,
-            step=(state.step + 1) & 0x7FFFFFFF,
-            phys=state.phys,
+            version=(state.version + 1) & 0x7FFFFFFF,
+            pool_ids=state.pool_ids,
             fresh=jnp.asarray(lay.lay(fresh)),
             first=jax.tree.map(lambda x: jnp.asarray(lay.lay(x)), first),
             pool=state.pool,
         )
-        bound.newest[...] = jnp.ravel(new_state.step)[0]
+        bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, TimeStep.first(lay.obs_tree(obs), lay.info_tree(info), lay.env_shape)
 
 
@@ -239,7 +241,7 @@ class _ForceReset:
     """Host side of ``XlaPath.reset`` (traced: refuses a stale state first); returns flat results."""
 
     pool: int
-    operands: Any  # the treedef of (phys, fresh, first, mask)
+    operands: Any  # the treedef of (pool_ids, fresh, first, mask)
     checked: bool = True  # False: the last two arguments are the state's step and the pool's newest
 
     def __call__(self, *args: Any) -> Any:
@@ -249,8 +251,8 @@ class _ForceReset:
             if bound is None or int(newest) != int(step):
                 _Refusal(bound.layout.env_id if bound else "envpool", "reset")(step, newest if bound else -1)
         assert bound is not None
-        phys, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
-        out = spares.force_reset(bound.layout, bound.env, phys, fresh, first, mask.astype(bool))
+        pool_ids, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
+        out = spares.force_reset(bound.layout, bound.env, pool_ids, fresh, first, mask.astype(bool))
         return out if self.checked else jax.tree.leaves(out)
 
 
