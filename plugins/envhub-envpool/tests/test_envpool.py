@@ -184,11 +184,14 @@ def test_stale_state_raises_on_the_fast_path_eagerly_and_under_jit():
         jax.errors.JaxRuntimeError, match=r"StaleStateError: .*state from step 0.*Always pass the state"
     ):
         jax.block_until_ready(step(KEY, old, jnp.zeros(2, jnp.int32)))
-    # A failed jitted call consumes the pool's step counter (a JAX Ref): the pool refuses further use.
-    with pytest.raises(
-        envhub.errors.HostEnvError, match="an earlier jitted call on this pool failed.*init a new state"
-    ):
-        env.step(KEY, new, jnp.zeros(2, jnp.int32))
+    # The refused call consumed the pool's counter (a JAX Ref); the refusal revived it: the newest
+    # state still steps, eagerly and through the same jitted function, and the stale one is still refused.
+    newer, _ = env.step(KEY, new, jnp.zeros(2, jnp.int32))
+    newest, _ = step(KEY, newer, jnp.zeros(2, jnp.int32))
+    assert int(newest.version[0]) == 3
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"StaleStateError: .*state from step 1"):
+        jax.block_until_ready(step(KEY, new, jnp.zeros(2, jnp.int32)))
+    assert int(step(KEY, newest, jnp.zeros(2, jnp.int32))[0].version[0]) == 4
     state, _ = env.init(KEY)
     state, _ = step(KEY, state, jnp.zeros(2, jnp.int32))
     state, _ = jax.jit(env.reset)(KEY, state)

@@ -2,12 +2,13 @@
 
 Used when ``init`` is called outside ``jit`` (the key is concrete, so the seeded pool exists before
 the step is traced). The state then names its pool statically (``EnvpoolState.pool``), so ``jit``
-compiles one program per pool. Each pool keeps its newest step counter in a JAX Ref that compiled
-steps read and write; a stale state is refused before envpool is touched.
+compiles one program per pool. Each pool keeps its newest state's version in a JAX Ref that compiled
+steps read and write; a stale state is refused before envpool is touched (``Bound.revive``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -61,7 +62,7 @@ class Bound:
         self.eager_core: Any = None  # the step core jitted for eager calls, built on the first one
 
     def read_newest(self, env_id: str, op: str) -> int:
-        """The newest step (eagerly); a failed jitted call consumes the Ref, which ends this pool."""
+        """The newest version (eagerly); a jitted call that failed otherwise than stale consumed the Ref."""
         try:
             return int(self.newest[...])
         except RuntimeError as exc:
@@ -71,11 +72,16 @@ class Bound:
             )
             raise HostEnvError(env_id, op, problem) from exc
 
+    def revive(self, newest: int) -> None:
+        """After a refused stale state under ``jit`` (whose failed call consumed the Ref): a new Ref
+        holding ``newest``, and JAX's caches cleared so that every jitted function traces (and compiles)
+        once more, with it: the newest state still steps."""
+        self.newest = jax.new_ref(np.int32(newest))
+        jax.clear_caches()
+
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the Ref may be consumed by a failed jitted call
             self.newest[...] = jnp.int32(-1)
-        except RuntimeError:  # already consumed by a failed jitted call
-            pass
         env, self.env, self.eager_core = self.env, None, None
         if env is not None:
             env.close()
@@ -164,7 +170,7 @@ class XlaPath:
     def fail(self, bound: Bound, step: jax.Array, op: str) -> jax.Array:
         """The branch taken for a stale state or a closed env: raise from the host (shaped like a guard)."""
         struct = [jax.ShapeDtypeStruct((), jnp.int32)]
-        return host_callback.call_host(_Refusal(self.layout.env_id, op), struct, step, bound.newest[...])[0]
+        return host_callback.call_host(_Refusal(self.layout.env_id, op, bound), struct, step, bound.newest[...])[0]
 
     def core(self, bound: Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         """One send/recv round trip through the spare scheme (``spares.advance`` with jax.numpy)."""
@@ -249,7 +255,7 @@ class _ForceReset:
         if not self.checked:
             *args, step, newest = args
             if bound is None or int(newest) != int(step):
-                _Refusal(bound.layout.env_id if bound else "envpool", "reset")(step, newest if bound else -1)
+                _Refusal(bound.layout.env_id if bound else "envpool", "reset", bound)(step, newest if bound else -1)
         assert bound is not None
         pool_ids, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
         out = spares.force_reset(bound.layout, bound.env, pool_ids, fresh, first, mask.astype(bool))
@@ -263,9 +269,13 @@ class _Refusal:
     env_id: str
     op: str
 
+    bound: Bound | None = dataclasses.field(default=None, compare=False, repr=False)  # revived when stale
+
     def __call__(self, step: np.ndarray, newest: np.ndarray) -> Any:
         if int(newest) < 0:
             raise ClosedEnvironmentError(self.env_id, self.op)
+        if self.bound is not None:
+            self.bound.revive(int(newest))
         raise StaleStateError(self.env_id, int(step), int(newest))
 
 
