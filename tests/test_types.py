@@ -1,7 +1,7 @@
 import jax
 import jax.numpy as jnp
-import pytest
 import numpy as np
+import pytest
 
 from envhub import TimeStep
 

@@ -200,17 +200,7 @@ class EnvpoolEnvironment(HostEnvironment):
         return obs, info
 
     def _host_step(self, host: _Pool, action: Any) -> HostStep:
-        lay, pool = self._layout, host.env
-        zeros = np.zeros((lay.n, *lay.action_space.shape), lay.action_dtype)
-
-        def refill(token: None, ids: np.ndarray) -> tuple[None, Any]:
-            pool.send(zeros, ids)
-            return None, lay.row(pool.recv())
-
-        pool.send(np.asarray(action, lay.action_dtype), host.pool_ids)
-        step = spares.advance(
-            np, spares.numpy_cond, lay, host.pool_ids, host.fresh, host.first, None, lay.row(pool.recv()), refill
-        )
+        step = spares.numpy_step(self._layout, host.env, host.pool_ids, host.fresh, host.first, action)
         host.pool_ids, host.fresh, host.first = step.pool_ids, step.fresh, step.first
         return step.rows
 

@@ -138,3 +138,15 @@ def where(xp: Any, mask: Any, a: Any, b: Any) -> Any:
 
 def _expand(mask: Any, like: Any) -> Any:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
+
+
+def numpy_step(layout: Layout, pool: Any, pool_ids: Any, fresh: Any, first: dict[str, Any], action: Any) -> Advanced:
+    """One step of the scheme from Python: envpool's own ``send``/``recv`` on NumPy arrays (no compile)."""
+    zeros = np.zeros((layout.n, *layout.action_space.shape), layout.action_dtype)
+
+    def refill(token: None, ids: np.ndarray) -> tuple[None, Any]:
+        pool.send(zeros, ids)
+        return None, layout.row(pool.recv())
+
+    pool.send(np.asarray(action, layout.action_dtype), pool_ids)
+    return advance(np, numpy_cond, layout, pool_ids, fresh, first, None, layout.row(pool.recv()), refill)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import itertools
 import weakref
 from typing import Any
@@ -18,13 +17,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.custom_batching import custom_vmap
 
 from envhub import host_callback
-from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError
+from envhub.errors import ClosedEnvironmentError, HostEnvError, StaleStateError
 from envhub.types import TimeStep
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
+from envhub_envpool.refusals import Refusal, refuse_vmap
 
 _pool_ids = itertools.count(1)
 _POOLS: weakref.WeakValueDictionary[int, Bound] = weakref.WeakValueDictionary()  # for host-side resets
@@ -59,7 +58,6 @@ class Bound:
         self.env, self.layout = env, layout
         self.handle, self.recv, self.send, _ = env.xla()  # RuntimeError if envpool disabled its XLA interface
         self.newest = jax.new_ref(jnp.zeros((), jnp.int32))  # read and written by compiled steps; -1 once closed
-        self.eager_core: Any = None  # the step core jitted for eager calls, built on the first one
 
     def read_newest(self, env_id: str, op: str) -> int:
         """The newest version (eagerly); a jitted call that failed otherwise than stale consumed the Ref."""
@@ -82,7 +80,7 @@ class Bound:
     def close(self) -> None:
         with contextlib.suppress(RuntimeError):  # the Ref may be consumed by a failed jitted call
             self.newest[...] = jnp.int32(-1)
-        env, self.env, self.eager_core = self.env, None, None
+        env, self.env = self.env, None
         if env is not None:
             env.close()
 
@@ -132,45 +130,48 @@ class XlaPath:
                 raise ClosedEnvironmentError(self.layout.env_id, op)
             given = state.version if not isinstance(state.version, jax.core.Tracer) else -1
             raise StaleStateError(self.layout.env_id, int(jnp.ravel(jnp.asarray(given))[0]), None)
-        if not isinstance(state.version, jax.core.Tracer):
-            bound.read_newest(self.layout.env_id, op)  # refuses a pool whose counter a failed call consumed
         return bound
 
-    def check_newest(self, bound: Bound, state: EnvpoolState, op: str) -> tuple[jax.Array, bool]:
+    def check_newest(self, bound: Bound, state: EnvpoolState, op: str) -> tuple[Any, bool]:
         """Compare the state's step with the pool's newest: eagerly (raises) or as a traced bool."""
-        step = jnp.ravel(state.version)[0]
-        if isinstance(step, jax.core.Tracer):
-            return step, False
-        newest = bound.read_newest(self.layout.env_id, op)
+        if isinstance(state.version, jax.core.Tracer):
+            return jnp.ravel(state.version)[0], False
+        step = int(np.ravel(np.asarray(state.version))[0])
+        newest = bound.read_newest(self.layout.env_id, op)  # refuses a pool whose counter a failed call consumed
         if newest < 0:
             raise ClosedEnvironmentError(self.layout.env_id, op)
-        if int(step) != newest:
-            raise StaleStateError(self.layout.env_id, int(step), newest)
+        if step != newest:
+            raise StaleStateError(self.layout.env_id, step, newest)
         return step, True
 
     def step(self, state: EnvpoolState, action: Any, closed: bool) -> tuple[EnvpoolState, TimeStep[Any]]:
         lay = self.layout
-        state, action = _refuse_vmap(lay.env_id, "step")(state, jax.tree.map(jnp.asarray, action))
+        if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((state, action))):
+            state, action = refuse_vmap(lay.env_id, "step")(state, jax.tree.map(jnp.asarray, action))
         bound = self.owner(state, "step", closed)
         step, checked = self.check_newest(bound, state, "step")
+        if checked:  # eager: envpool's own send/recv on NumPy (a compiled core would compile per pool)
+            first = jax.tree.map(lambda x: lay.unlay(np.asarray(x)), state.first)
+            pool_ids, fresh = np.asarray(state.pool_ids).reshape(lay.n), lay.unlay(np.asarray(state.fresh))
+            action = np.reshape(np.asarray(action), (lay.n, *lay.action_space.shape))
+            advanced = spares.numpy_step(lay, bound.env, pool_ids, fresh, first, action)
+            new_state, ts = jax.device_put(self.pack(state, advanced, np), jax.devices()[0])  # committed, as init's
+            bound.newest[...] = np.int32((step + 1) & 0x7FFFFFFF)
+            return new_state, ts
+        # traced: a stale state (or a closed env) raises from the host before envpool is touched
         action = jnp.reshape(jnp.asarray(action), (lay.n, *lay.action_space.shape))
-        if checked:  # eager: one compiled call; op by op, the refill cond would recompile every step
-            if bound.eager_core is None:
-                bound.eager_core = jax.jit(functools.partial(self.core, bound))
-            new_state, ts = bound.eager_core(state, action)
-        else:  # traced: a stale state (or a closed env) raises from the host before envpool is touched
-            guard = jax.lax.cond(
-                step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
-            )
-            state = dataclasses.replace(state, pool_ids=state.pool_ids + guard)  # the send waits for the check
-            new_state, ts = self.core(bound, state, action)
+        guard = jax.lax.cond(
+            step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
+        )
+        state = dataclasses.replace(state, pool_ids=state.pool_ids + guard)  # the send waits for the check
+        new_state, ts = self.core(bound, state, action)
         bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, ts
 
     def fail(self, bound: Bound, step: jax.Array, op: str) -> jax.Array:
         """The branch taken for a stale state or a closed env: raise from the host (shaped like a guard)."""
         struct = [jax.ShapeDtypeStruct((), jnp.int32)]
-        return host_callback.call_host(_Refusal(self.layout.env_id, op, bound), struct, step, bound.newest[...])[0]
+        return host_callback.call_host(Refusal(self.layout.env_id, op, bound), struct, step, bound.newest[...])[0]
 
     def core(self, bound: Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         """One send/recv round trip through the spare scheme (``spares.advance`` with jax.numpy)."""
@@ -190,28 +191,33 @@ class XlaPath:
             jnp, lambda p, f, c: cond(p, f, lambda c: c, c), lay, jnp.reshape(state.pool_ids, (lay.n,)),
             lay.unlay(state.fresh), first, handle, lay.row(out), refill,
         )  # fmt: skip
+        return self.pack(state, step)
+
+    def pack(self, state: EnvpoolState, step: spares.Advanced, xp: Any = jnp) -> tuple[EnvpoolState, TimeStep[Any]]:
+        """The new state and the TimeStep of one step of the scheme, as ``xp`` (NumPy or jax.numpy) arrays."""
+        lay = self.layout
         new_state = EnvpoolState(
-            handle=state.handle,
-            version=(state.version + 1) & 0x7FFFFFFF,
+            handle=xp.asarray(state.handle),
+            version=(xp.asarray(state.version) + 1) & 0x7FFFFFFF,
             pool_ids=lay.squeeze(step.pool_ids),
             fresh=lay.lay(step.fresh),
             first=jax.tree.map(lay.lay, step.first),
             pool=state.pool,
         )
         ts = TimeStep(
-            lay.obs_tree(step.rows.obs),
-            lay.squeeze(step.rows.reward).astype(jnp.float32),
+            lay.obs_tree(step.rows.obs, xp),
+            xp.asarray(lay.squeeze(step.rows.reward), np.float32),
             lay.squeeze(step.rows.terminated),
             lay.squeeze(step.rows.truncated),
-            lay.obs_tree(step.rows.final_obs),
-            lay.info_tree(step.rows.info),
+            lay.obs_tree(step.rows.final_obs, xp),
+            lay.info_tree(step.rows.info, xp),
         )
         return new_state, ts
 
     def reset(self, state: EnvpoolState, mask: jax.Array, closed: bool) -> tuple[EnvpoolState, TimeStep[Any]]:
         """Force-reset the masked logical envs (envpool's own reset, from Python): eagerly or through a callback."""
         lay = self.layout
-        state, mask = _refuse_vmap(lay.env_id, "reset")(state, jnp.broadcast_to(mask, lay.env_shape))
+        state, mask = refuse_vmap(lay.env_id, "reset")(state, jnp.broadcast_to(mask, lay.env_shape))
         bound = self.owner(state, "reset", closed)
         step, checked = self.check_newest(bound, state, "reset")
         pool_ids, fresh = jnp.reshape(state.pool_ids, (lay.n,)), lay.unlay(state.fresh)
@@ -255,46 +261,8 @@ class _ForceReset:
         if not self.checked:
             *args, step, newest = args
             if bound is None or int(newest) != int(step):
-                _Refusal(bound.layout.env_id if bound else "envpool", "reset", bound)(step, newest if bound else -1)
+                Refusal(bound.layout.env_id if bound else "envpool", "reset", bound)(step, newest if bound else -1)
         assert bound is not None
         pool_ids, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
         out = spares.force_reset(bound.layout, bound.env, pool_ids, fresh, first, mask.astype(bool))
         return out if self.checked else jax.tree.leaves(out)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Refusal:
-    """Host side of ``XlaPath.fail``: raise the error the pool's counter calls for."""
-
-    env_id: str
-    op: str
-
-    bound: Bound | None = dataclasses.field(default=None, compare=False, repr=False)  # revived when stale
-
-    def __call__(self, step: np.ndarray, newest: np.ndarray) -> Any:
-        if int(newest) < 0:
-            raise ClosedEnvironmentError(self.env_id, self.op)
-        if self.bound is not None:
-            self.bound.revive(int(newest))
-        raise StaleStateError(self.env_id, int(step), int(newest))
-
-
-@functools.cache
-def _refuse_vmap(env_id: str, op: str) -> Any:
-    """Identity on ``(state, action)`` whose ``jax.vmap`` rule raises ``HostVmapError``: a pool follows one trajectory."""
-
-    @custom_vmap
-    def identity(state: Any, action: Any) -> Any:
-        return state, action
-
-    @identity.def_vmap
-    def rule(axis_size: int, in_batched: Any, state: Any, action: Any) -> Any:
-        state_mapped = any(jax.tree.leaves(in_batched[0]))
-        what = "the state" if state_mapped else f"the action over {axis_size} values but not the state"
-        raise HostVmapError(
-            env_id,
-            f"jax.vmap maps {what} of {op}() of an envpool pool, which cannot follow several trajectories "
-            f"per environment",
-        )
-
-    return identity
