@@ -204,13 +204,13 @@ class XlaPath:
             first=jax.tree.map(lay.lay, step.first),
             pool=state.pool,
         )
-        ts = TimeStep(
-            lay.obs_tree(step.rows.obs, xp),
-            xp.asarray(lay.squeeze(step.rows.reward), np.float32),
-            lay.squeeze(step.rows.terminated),
-            lay.squeeze(step.rows.truncated),
-            lay.obs_tree(step.rows.final_obs, xp),
-            lay.info_tree(step.rows.info, xp),
+        ts = TimeStep(  # the rows already follow the flag rule (spares.advance)
+            obs=lay.obs_tree(step.rows.obs, xp),
+            reward=xp.asarray(lay.squeeze(step.rows.reward), np.float32),
+            terminated=lay.squeeze(step.rows.terminated),
+            truncated=lay.squeeze(step.rows.truncated),
+            final_obs=lay.obs_tree(step.rows.final_obs, xp),
+            info=lay.info_tree(step.rows.info, xp),
         )
         return new_state, ts
 
