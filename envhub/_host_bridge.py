@@ -34,16 +34,16 @@ if TYPE_CHECKING:
 _BRIDGES: weakref.WeakValueDictionary[int, HostBridge] = weakref.WeakValueDictionary()
 _uids = itertools.count(1)
 _handles = itertools.count(1)  # unique across environments, so one env refuses another's state
-STEP_MOD = 2**31
+VERSION_MOD = 2**31
 
 
 class _Slot:
-    """One live host environment: the backend object and the newest step counter."""
+    """One live host environment: the backend object and the version of its newest state."""
 
-    __slots__ = ("host", "step")
+    __slots__ = ("host", "version")
 
     def __init__(self, host: Any):
-        self.host, self.step = host, 0
+        self.host, self.version = host, 0
 
 
 class _Table:
@@ -180,14 +180,14 @@ class HostBridge:
             raise
         except Exception as exc:
             raise HostEnvError(env.id, op, exc) from exc
-        slot.step = 0 if op == "init" else (slot.step + 1) % STEP_MOD
+        slot.version = 0 if op == "init" else (slot.version + 1) % VERSION_MOD
         if self._layout is None:  # the spaces are fixed: read them once
             space = env.single_observation_space
             self._layout = (space.treedef if isinstance(space, spaces.Tree) else None, tuple(sorted(env.info_spec)))
         obs_tree, info_keys = self._layout
         return [
             slot_handle,
-            slot.step,
+            slot.version,
             *([obs] if obs_tree is None else obs_tree.flatten_up_to(obs)),
             reward,
             terminated,
@@ -205,7 +205,7 @@ class HostBridge:
                 raise
             except Exception as exc:
                 raise HostEnvError(env.id, "init", exc) from exc
-        handle = next(_handles) % STEP_MOD
+        handle = next(_handles) % VERSION_MOD
         self.table.slots[handle] = slot = _Slot(host)
         return handle, slot
 
@@ -222,8 +222,8 @@ class HostBridge:
         slot = self.table.slots.get(h)
         if slot is None:
             raise StaleStateError(self.env_id(), s, None)
-        if s != slot.step:
-            raise StaleStateError(self.env_id(), s, slot.step)
+        if s != slot.version:
+            raise StaleStateError(self.env_id(), s, slot.version)
         return h, slot
 
 

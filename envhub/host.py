@@ -1,7 +1,7 @@
 """Host environments: CPU environments living in this process, behind the functional API, inside jit, scan and vmap.
 
 A ``HostEnvironment`` keeps its live host environments on the host; the JAX-side state is only
-``HostState(handle, step)``. ``envhub._host_bridge`` runs the calls: directly when called eagerly,
+``HostState(handle, version)``. ``envhub._host_bridge`` runs the calls: directly when called eagerly,
 through one shared host callback (``envhub.host_callback``) when traced, one host env per mapped
 state under ``jax.vmap``.
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub._host_bridge import HostBridge
-from envhub.env import Environment
+from envhub.env import Environment, SpacesOfOne
 from envhub.errors import EnvhubError, RenderError
 from envhub.types import HostState, HostStep, TimeStep
 
@@ -32,7 +32,7 @@ def key_to_seeds(key: jax.Array, n: int) -> jax.Array:
     return jax.random.bits(key, (n,), jnp.uint32)
 
 
-class HostEnvironment(Environment[HostState, Any, Any]):
+class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
     """Base class of environments living in this process, stepped through a host callback.
 
     Every host environment is a vector of ``n = num_envs or 1`` sub-environments; unbatched envs
@@ -58,7 +58,7 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     ):
         self.num_envs = num_envs
         self._n = 1 if num_envs is None else num_envs
-        self._spaces = {"observation": observation_space, "action": action_space}
+        self._declare_spaces(observation_space, action_space)
         self._info_spec = dict(sorted((info_spec or {}).items()))
         self._bridge = HostBridge(self)
 
@@ -87,33 +87,9 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     # --- spaces and bookkeeping ----------------------------------------------------------------
 
     @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._declared("observation")
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._declared("action")
-
-    @property
     def info_spec(self) -> dict[str, jax.ShapeDtypeStruct]:
         """Per-sub-env shape and dtype of every ``info`` key kept (missing values become zeros)."""
         return self._info_spec
-
-    def _declared(self, kind: str) -> spaces.Space:
-        space = self._spaces[kind]
-        if space is None:
-            raise TypeError(f"{type(self).__name__} must pass {kind}_space= to HostEnvironment.__init__")
-        return space
-
-    @property
-    def action_space(self) -> spaces.Space:
-        space = self.single_action_space
-        return space if self.num_envs is None else space.batch(self.num_envs)
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        space = self.single_observation_space
-        return space if self.num_envs is None else space.batch(self.num_envs)
 
     def live_host_envs(self) -> int:
         """How many host (vector) environments this object keeps alive."""
@@ -130,7 +106,7 @@ class HostEnvironment(Environment[HostState, Any, Any]):
     def _render(self, state: HostState, index: int | None) -> Any:
         """Draw the live host env of ``state`` (which must be its newest state, as for ``step``)."""
         state = _check_state(self, state)
-        _, slot = self._bridge.find_slot(np.asarray(state.handle), np.asarray(state.step))
+        _, slot = self._bridge.find_slot(np.asarray(state.handle), np.asarray(state.version))
         try:
             frames = np.asarray(self._host_render(slot.host))
         except EnvhubError:
@@ -154,18 +130,18 @@ class HostEnvironment(Environment[HostState, Any, Any]):
 
     def _reset(self, key: jax.Array, state: HostState) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
-        return self._bridge.call("reset", state.handle, state.step, key_to_seeds(key, self._num_seeds()))
+        return self._bridge.call("reset", state.handle, state.version, key_to_seeds(key, self._num_seeds()))
 
     def _step(self, key: jax.Array, state: HostState, action: Any) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
-        return self._bridge.call("step", state.handle, state.step, action)
+        return self._bridge.call("step", state.handle, state.version, action)
 
     def _reset_where(self, key: jax.Array, state: HostState, where: jax.Array) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
         lead = jnp.shape(where)[: jnp.ndim(where) - len(self._env_shape())]
         mask = jnp.reshape(jnp.asarray(where, jnp.bool_), (*lead, self._n))
         seeds = key_to_seeds(key, self._num_seeds())
-        return self._bridge.call("reset_where", state.handle, state.step, (seeds, mask))
+        return self._bridge.call("reset_where", state.handle, state.version, (seeds, mask))
 
 
 def _check_state(env: HostEnvironment, state: Any) -> HostState:

@@ -46,10 +46,10 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
     return _gymnasium_classes()[1](env, seed)
 
 
-class _Driver:
+class _Adapter:
     """The envhub side of both adapters: the env, a key stream, and jitted init/step."""
 
-    def _drive(self, env: Environment[Any, Any, Any], seed: int) -> None:
+    def _attach(self, env: Environment[Any, Any, Any], seed: int) -> None:
         self.env = env
         self._key = jax.random.key(seed)
         self._init = jax.jit(env.init)
@@ -77,13 +77,13 @@ class _Driver:
 def _gymnasium_classes() -> tuple[type, type]:
     import gymnasium
 
-    class EnvhubEnv(_Driver, gymnasium.Env):  # type: ignore[type-arg]
+    class EnvhubEnv(_Adapter, gymnasium.Env):  # type: ignore[type-arg]
         """An unbatched envhub environment behind gymnasium's ``Env`` API."""
 
         metadata: dict[str, Any] = {"render_modes": []}
 
         def __init__(self, env: Environment[Any, Any, Any], seed: int):
-            self._drive(env, seed)
+            self._attach(env, seed)
             self.observation_space = to_gymnasium_space(env.observation_space)
             self.action_space = to_gymnasium_space(env.action_space)
 
@@ -107,12 +107,12 @@ def _gymnasium_classes() -> tuple[type, type]:
         def close(self) -> None:
             self.env.close()
 
-    class EnvhubVectorEnv(_Driver, gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+    class EnvhubVectorEnv(_Adapter, gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         """A batched envhub environment behind gymnasium's ``VectorEnv`` API (same-step auto-reset)."""
 
         def __init__(self, env: Environment[Any, Any, Any], seed: int):
             assert env.num_envs is not None
-            self._drive(env, seed)
+            self._attach(env, seed)
             self.num_envs = env.num_envs
             self.single_observation_space = to_gymnasium_space(env.single_observation_space)
             self.single_action_space = to_gymnasium_space(env.single_action_space)

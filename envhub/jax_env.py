@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from envhub import resets, spaces
-from envhub.env import Environment
+from envhub.env import Environment, SpacesOfOne
 from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
@@ -80,10 +80,12 @@ class JaxState(Generic[S]):
 jax.tree_util.register_dataclass(JaxState, data_fields=["env", "steps", "first", "spares"], meta_fields=[])
 
 
-class JaxEnvironment(Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
-    """Base of JAX-native backends: implement ``_reset_one``, ``_step_one`` and the two single spaces.
+class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
+    """Base of JAX-native backends: implement ``_reset_one`` and ``_step_one``, and give the spaces.
 
     Args:
+        observation_space, action_space: The spaces of one environment (or define the
+            ``single_observation_space`` / ``single_action_space`` properties instead).
         num_envs: ``None`` for one environment, ``N`` for a batch of ``N`` (vmapped inside).
         max_episode_steps: Steps after which an episode is truncated; ``None`` for no limit of the base's
             own (the backend may still report its own truncation).
@@ -97,12 +99,15 @@ class JaxEnvironment(Environment[JaxState[S], Obs, Action], Generic[S, Obs, Acti
     def __init__(
         self,
         *,
+        observation_space: spaces.Space | None = None,
+        action_space: spaces.Space | None = None,
         num_envs: int | None = None,
         max_episode_steps: int | None = None,
         reset_mode: str = "real",
         reset_spares: bool | None = None,
     ):
         _check_arguments(num_envs, max_episode_steps, reset_mode)
+        self._declare_spaces(observation_space, action_space)
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
         self.reset_mode = reset_mode
@@ -130,27 +135,7 @@ class JaxEnvironment(Environment[JaxState[S], Obs, Action], Generic[S, Obs, Acti
         """
         return self._reset_one(key)
 
-    @property
-    @abc.abstractmethod
-    def single_observation_space(self) -> spaces.Space:
-        """Observation space of one environment."""
-
-    @property
-    @abc.abstractmethod
-    def single_action_space(self) -> spaces.Space:
-        """Action space of one environment."""
-
-    # --- spaces and metadata -----------------------------------------------------------------
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        single = self.single_observation_space
-        return single if self.num_envs is None else single.batch(self.num_envs)
-
-    @property
-    def action_space(self) -> spaces.Space:
-        single = self.single_action_space
-        return single if self.num_envs is None else single.batch(self.num_envs)
+    # --- metadata -----------------------------------------------------------------------------
 
     @property
     def metadata(self) -> dict[str, Any]:

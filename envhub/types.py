@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import jax
@@ -46,10 +47,30 @@ class TimeStep(Generic[Obs]):
     def transition(
         cls, obs: Obs, reward: Any, terminated: Any, truncated: Any, final_obs: Obs, info: dict[str, Any]
     ) -> TimeStep[Obs]:
-        """Build the TimeStep of a step: float32 reward, bool flags, and the flag rule (``truncated_unless_terminated``)."""
+        """Build the TimeStep of any step: float32 reward, bool flags, and the flag rule (``truncated_unless_terminated``).
+
+        The auto-reset step is one too: ``obs`` the next episode's first where an episode ended,
+        ``final_obs`` the observation reached.
+        """
         terminated = jnp.asarray(terminated, jnp.bool_)
         truncated = truncated_unless_terminated(terminated, jnp.asarray(truncated, jnp.bool_))
         return cls(obs, jnp.asarray(reward, jnp.float32), terminated, truncated, final_obs, info)
+
+    @classmethod
+    def termination(cls, obs: Obs, reward: Any, info: dict[str, Any], final_obs: Obs | None = None) -> TimeStep[Obs]:
+        """Build the TimeStep of a step that reached a terminal state (every env of the batch).
+
+        With auto-reset, ``obs`` is the next episode's first and ``final_obs`` the reached one;
+        without, leave ``final_obs`` out (it is ``obs``).
+        """
+        flags = jnp.ones(jnp.shape(reward), jnp.bool_)
+        return cls.transition(obs, reward, flags, ~flags, obs if final_obs is None else final_obs, info)
+
+    @classmethod
+    def truncation(cls, obs: Obs, reward: Any, info: dict[str, Any], final_obs: Obs | None = None) -> TimeStep[Obs]:
+        """Build the TimeStep of a step cut by a time limit (every env of the batch); ``obs``/``final_obs`` as in ``termination``."""
+        flags = jnp.ones(jnp.shape(reward), jnp.bool_)
+        return cls.transition(obs, reward, ~flags, flags, obs if final_obs is None else final_obs, info)
 
     @classmethod
     def first(cls, obs: Obs, info: dict[str, Any], batch_shape: tuple[int, ...] = ()) -> TimeStep[Obs]:
@@ -81,13 +102,19 @@ jax.tree_util.register_dataclass(
 
 @dataclasses.dataclass(frozen=True)
 class HostState:
-    """The JAX side of a host environment: which one (``handle``) and how far it got (``step``)."""
+    """The JAX side of a host environment: which one (``handle``) and which of its states (``version``)."""
 
     handle: jax.Array  # int32; shape () unbatched, (num_envs,) batched (all equal)
-    step: jax.Array  # int32; init is 0, every reset/step adds 1; the host keeps the newest
+    version: jax.Array  # int32; init is 0, every reset/step adds 1; only the newest may be stepped
+
+    @property
+    def step(self) -> jax.Array:
+        """Deprecated name of ``version``."""
+        warnings.warn("HostState.step is now HostState.version", DeprecationWarning, stacklevel=2)
+        return self.version
 
 
-jax.tree_util.register_dataclass(HostState, data_fields=["handle", "step"], meta_fields=[])
+jax.tree_util.register_dataclass(HostState, data_fields=["handle", "version"], meta_fields=[])
 
 
 class HostStep(NamedTuple):

@@ -124,7 +124,7 @@ def test_walk_passes_the_conformance_kit(num_envs):
 def test_state_is_a_small_pytree_and_outputs_are_cast():
     env = Walk(num_envs=2)
     state, ts = env.init(KEY)
-    assert isinstance(state, HostState) and state.handle.dtype == jnp.int32 and state.step.shape == (2,)
+    assert isinstance(state, HostState) and state.handle.dtype == jnp.int32 and state.version.shape == (2,)
     assert ts.obs.dtype == jnp.float32 and ts.info["t"].dtype == jnp.int32  # float64/int64 from the host
     env.close()
 
@@ -192,7 +192,7 @@ def test_spaces_must_be_declared():
             HostEnvironment.__init__(self, None)
             self.id = "test/Undeclared"
 
-    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to HostEnvironment.__init__"):
+    with pytest.raises(TypeError, match=r"Undeclared must pass observation_space= to its base class.s __init__"):
         _ = Undeclared().observation_space
 
 

@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from envhub import TimeStep
 
@@ -44,3 +45,21 @@ def test_transition_applies_the_flag_rule_and_dtypes():
     # the same rule on NumPy (host backends use it on the host)
     out = truncated_unless_terminated(np.array([True, False]), np.array([True, True]))
     assert isinstance(out, np.ndarray) and out.tolist() == [False, True]
+
+
+def test_termination_and_truncation_constructors():
+    reached, first = jnp.ones((3, 2)), jnp.zeros((3, 2))
+    ts = TimeStep.termination(first, jnp.array([1, 2, 3]), {}, final_obs=reached)
+    assert ts.terminated.tolist() == [True] * 3 and ts.truncated.tolist() == [False] * 3
+    assert ts.reward.dtype == jnp.float32 and (ts.final_obs == reached).all() and (ts.obs == first).all()
+    ts = TimeStep.truncation(reached, jnp.float32(0.5), {"k": jnp.int32(1)})
+    assert bool(ts.truncated) and not bool(ts.terminated) and ts.final_obs is ts.obs
+
+
+def test_host_state_version_and_its_deprecated_name():
+    from envhub.types import HostState
+
+    state = HostState(jnp.int32(1), jnp.int32(4))
+    assert int(state.version) == 4
+    with pytest.warns(DeprecationWarning, match="HostState.step is now HostState.version"):
+        assert int(state.step) == 4

@@ -1,3 +1,4 @@
+import gc
 import importlib.util
 import subprocess
 import sys
@@ -184,16 +185,19 @@ def test_stale_state_raises_on_the_fast_path_eagerly_and_under_jit():
         jax.errors.JaxRuntimeError, match=r"StaleStateError: .*state from step 0.*Always pass the state"
     ):
         jax.block_until_ready(step(KEY, old, jnp.zeros(2, jnp.int32)))
-    # A failed jitted call consumes the pool's step counter (a JAX Ref): the pool refuses further use.
-    with pytest.raises(
-        envhub.errors.HostEnvError, match="an earlier jitted call on this pool failed.*init a new state"
-    ):
-        env.step(KEY, new, jnp.zeros(2, jnp.int32))
+    # The refused call consumed the pool's counter (a JAX Ref); the refusal revived it: the newest
+    # state still steps, eagerly and through the same jitted function, and the stale one is still refused.
+    newer, _ = env.step(KEY, new, jnp.zeros(2, jnp.int32))
+    newest, _ = step(KEY, newer, jnp.zeros(2, jnp.int32))
+    assert int(newest.version[0]) == 3
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"StaleStateError: .*state from step 1"):
+        jax.block_until_ready(step(KEY, new, jnp.zeros(2, jnp.int32)))
+    assert int(step(KEY, newest, jnp.zeros(2, jnp.int32))[0].version[0]) == 4
     state, _ = env.init(KEY)
     state, _ = step(KEY, state, jnp.zeros(2, jnp.int32))
     state, _ = jax.jit(env.reset)(KEY, state)
     state, _ = step(KEY, state, jnp.zeros(2, jnp.int32))
-    assert int(state.step[0]) == 3
+    assert int(state.version[0]) == 3
     env.close()
 
 
@@ -409,3 +413,32 @@ def test_mujoco_renders_through_the_host_bridge():
         assert isinstance(state, HostState)
         frames = env.render(state)
         assert frames.shape[0] == 2 and frames.shape[-1] == 3 and frames.var() > 0
+
+
+def test_eager_fast_path_compiles_nothing_per_step_or_per_env_and_keeps_rss_flat():
+    """Eager make/init/step/close cycles: no compile after the first cycles, RSS flat (issue: <= 20 MB per 1,000)."""
+    import jax.monitoring
+
+    compiles: list[str] = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, _secs, **_: compiles.append(name) if name == "/jax/core/compile/backend_compile_duration" else None
+    )
+
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 / 2**20
+
+    action = jnp.zeros(16, jnp.int32)
+    for cycle in range(40):
+        if cycle == 10:  # warmed up: eager helpers compiled once
+            base_compiles, base_rss = len(compiles), rss_mb()
+        env = envhub.make("envpool/CartPole-v1", num_envs=16)
+        state, _ = env.init(jax.random.key(cycle))
+        assert isinstance(state, EnvpoolState)
+        for _ in range(3):
+            state, ts = env.step(KEY, state, action)
+        assert int(state.version[0]) == 3 and ts.obs.shape == (16, 4)
+        env.close()
+    gc.collect()
+    assert len(compiles) == base_compiles, compiles[base_compiles:]
+    assert rss_mb() - base_rss < 5.0  # 30 cycles; the benchmark runs 1,000

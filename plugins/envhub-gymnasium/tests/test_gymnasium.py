@@ -237,7 +237,7 @@ def test_stale_state_raises_eagerly_and_under_jit():
     ):
         jax.block_until_ready(jax.jit(env.step)(KEY, old, 1))
     state, ts = jax.jit(env.step)(KEY, new, 1)  # the newest state still works after the error
-    assert int(state.step) == 2
+    assert int(state.version) == 2
     env.close()
 
 

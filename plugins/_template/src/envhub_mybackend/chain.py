@@ -21,16 +21,13 @@ class Chain(envhub.JaxEnvironment[jax.Array, jax.Array, jax.Array]):
     """
 
     def __init__(self, length: int = 8, slip: float = 0.1, *, num_envs: int | None = None, max_episode_steps: int = 50):
-        super().__init__(num_envs=num_envs, max_episode_steps=max_episode_steps)
+        super().__init__(
+            observation_space=spaces.Box(0.0, 1.0, (length,)),  # the spaces of one environment
+            action_space=spaces.Discrete(2),
+            num_envs=num_envs,
+            max_episode_steps=max_episode_steps,
+        )
         self.length, self.slip = length, slip
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return spaces.Discrete(2)
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return spaces.Box(0.0, 1.0, (self.length,))
 
     def _observe(self, pos: jax.Array) -> jax.Array:
         return jax.nn.one_hot(pos, self.length, dtype=jnp.float32)

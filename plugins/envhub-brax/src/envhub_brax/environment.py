@@ -105,26 +105,20 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         num_envs: int | None,
     ) -> None:
         super().__init__(
-            num_envs=num_envs, max_episode_steps=episode_length, reset_mode=reset_mode, reset_spares=reset_spares
+            observation_space=_obs_space(jax.eval_shape(brax_env.reset, jax.random.key(0)).obs),
+            action_space=spaces.Box(-1.0, 1.0, (brax_env.action_size,), np.float32),
+            num_envs=num_envs,
+            max_episode_steps=episode_length,
+            reset_mode=reset_mode,
+            reset_spares=reset_spares,
         )
         self.name = name
         self.brax_env = brax_env
-        obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
-        self._single_observation_space = _obs_space(obs)
-        self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
 
     @property
     def episode_length(self) -> int | None:
         """brax's name for ``max_episode_steps``."""
         return self.max_episode_steps
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._single_action_space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._single_observation_space
 
     render_modes = ("rgb_array", "html")
 

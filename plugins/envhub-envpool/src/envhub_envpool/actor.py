@@ -151,8 +151,13 @@ class AsyncEnvpool:
         self._ready = [rest] if len(rest.env_id) else []
         unflatten = self._obs_tree.unflatten
         info = {**dict(zip(self._info_spec, batch.info)), "env_id": batch.env_id}
-        ts = TimeStep(
-            unflatten(batch.obs), batch.reward, batch.terminated, batch.truncated, unflatten(batch.final_obs), info
+        ts = TimeStep(  # flags already follow the flag rule (_translate)
+            obs=unflatten(batch.obs),
+            reward=batch.reward,
+            terminated=batch.terminated,
+            truncated=batch.truncated,
+            final_obs=unflatten(batch.final_obs),
+            info=info,
         )
         return np.int32(handle + 1), ts
 

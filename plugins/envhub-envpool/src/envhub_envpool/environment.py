@@ -36,7 +36,7 @@ class _Pool:
 
     def __init__(self) -> None:
         self.env: Any = None
-        self.phys: np.ndarray = np.zeros(0, np.int32)
+        self.pool_ids: np.ndarray = np.zeros(0, np.int32)
         self.fresh: np.ndarray = np.zeros(0, np.bool_)
         self.first: dict[str, Any] = {}
 
@@ -114,12 +114,12 @@ class EnvpoolEnvironment(HostEnvironment):
             return super()._render(state, index)
         bound = self._xla.owner(state, "render", self.closed)
         self._xla.check_newest(bound, state, "render")
-        phys = np.asarray(state.phys).reshape(self._n)
-        frames = render.frames(self, bound.env, phys if index is None else phys[index : index + 1])
+        pool_ids = np.asarray(state.pool_ids).reshape(self._n)
+        frames = render.frames(self, bound.env, pool_ids if index is None else pool_ids[index : index + 1])
         return frames[0] if self.num_envs is None or index is not None else frames
 
     def _host_render(self, host: _Pool) -> Any:
-        return render.frames(self, host.env, host.phys)
+        return render.frames(self, host.env, host.pool_ids)
 
     # --- dispatch: the fast path for its states, else the host bridge ---------------------------
 
@@ -187,31 +187,21 @@ class EnvpoolEnvironment(HostEnvironment):
         if host.env is None:  # init: the pool is created from the key's seeds
             host.env = self._make_pool(seeds)
             obs, info = self._init_rows(host.env)
-            host.phys = np.arange(self._n, dtype=np.int32)
+            host.pool_ids = np.arange(self._n, dtype=np.int32)
             host.fresh = np.arange(2 * self._n) >= self._n
             host.first = {"obs": obs, "info": info}
-            return spares.take(obs, host.phys), spares.take(info, host.phys)
+            return spares.take(obs, host.pool_ids), spares.take(info, host.pool_ids)
         return self._host_reset_where(host, seeds, np.ones(self._n, np.bool_))
 
     def _host_reset_where(self, host: _Pool, seeds: list[int], mask: np.ndarray) -> tuple[Any, dict[str, Any]]:
         host.fresh, host.first, obs, info = spares.force_reset(
-            self._layout, host.env, host.phys, host.fresh, host.first, mask
+            self._layout, host.env, host.pool_ids, host.fresh, host.first, mask
         )
         return obs, info
 
     def _host_step(self, host: _Pool, action: Any) -> HostStep:
-        lay, pool = self._layout, host.env
-        zeros = np.zeros((lay.n, *lay.action_space.shape), lay.action_dtype)
-
-        def refill(token: None, ids: np.ndarray) -> tuple[None, Any]:
-            pool.send(zeros, ids)
-            return None, lay.row(pool.recv())
-
-        pool.send(np.asarray(action, lay.action_dtype), host.phys)
-        step = spares.advance(
-            np, spares.numpy_cond, lay, host.phys, host.fresh, host.first, None, lay.row(pool.recv()), refill
-        )
-        host.phys, host.fresh, host.first = step.phys, step.fresh, step.first
+        step = spares.numpy_step(self._layout, host.env, host.pool_ids, host.fresh, host.first, action)
+        host.pool_ids, host.fresh, host.first = step.pool_ids, step.fresh, step.first
         return step.rows
 
 

@@ -71,12 +71,12 @@ class Layout:
     def squeeze(self, x: Any) -> Any:
         return x if self.batched else x[0]
 
-    def obs_tree(self, obs: Any) -> Any:
+    def obs_tree(self, obs: Any, xp: Any = jnp) -> Any:
         """Logical-order obs (leading n) as JAX arrays of the declared dtypes, squeezed if unbatched."""
-        return map_space(self.observation_space, lambda s, x: jnp.asarray(self.squeeze(x), s.dtype), obs)
+        return map_space(self.observation_space, lambda s, x: xp.asarray(self.squeeze(x), s.dtype), obs)
 
-    def info_tree(self, info: dict[str, Any]) -> dict[str, Any]:
-        return {k: jnp.asarray(self.squeeze(info[k]), v.dtype) for k, v in self.info_spec.items()}
+    def info_tree(self, info: dict[str, Any], xp: Any = jnp) -> dict[str, Any]:
+        return {k: xp.asarray(self.squeeze(info[k]), v.dtype) for k, v in self.info_spec.items()}
 
 
 def map_space(space: spaces.Space, fn: Any, tree: Any) -> Any:

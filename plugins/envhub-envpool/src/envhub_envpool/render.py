@@ -16,8 +16,8 @@ def is_mujoco(pool: Any) -> bool:
     return any(base.__module__.startswith("envpool.mujoco") for base in type(pool).__mro__)
 
 
-def frames(env: Any, pool: Any, phys: np.ndarray) -> np.ndarray:
-    """uint8 RGB frames ``(len(phys), H, W, 3)`` of the envpool environments ``phys`` of ``pool``."""
+def frames(env: Any, pool: Any, pool_ids: np.ndarray) -> np.ndarray:
+    """uint8 RGB frames ``(len(pool_ids), H, W, 3)`` of the envpool environments ``pool_ids`` of ``pool``."""
     if pool is None:
         raise RenderError(env.id, "its pool has not been created yet", "call init first")
     if getattr(pool, "_render_mode", None) != "rgb_array":
@@ -28,7 +28,7 @@ def frames(env: Any, pool: Any, phys: np.ndarray) -> np.ndarray:
         )
     if is_mujoco(pool):
         _make_gl_current(env)  # without one, MuJoCo aborts the whole process (a C++ FatalError)
-    ids = np.array(phys, np.int32).reshape(-1)  # a fresh, writeable array: envpool refuses read-only ones
+    ids = np.array(pool_ids, np.int32).reshape(-1)  # a fresh, writeable array: envpool refuses read-only ones
     return np.asarray(pool.render(env_ids=ids), np.uint8)
 
 

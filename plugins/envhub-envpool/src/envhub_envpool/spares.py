@@ -11,7 +11,7 @@ nobody sees that step). So almost every step is one envpool round trip.
 
 ``advance`` is that scheme. The host bridge runs it with ``xp=numpy`` and a Python ``if``; the XLA
 fast path traces it with ``xp=jax.numpy`` and ``lax.cond``; both give bit-identical trajectories.
-Arrays are in physical order: ``phys`` (n,) is the envpool env each logical env plays in,
+Arrays are in physical order: ``pool_ids`` (n,) is the envpool env each logical env plays in,
 ``fresh`` (2n,) and ``first`` (2n, ...) describe every envpool env.
 """
 
@@ -33,19 +33,19 @@ class Advanced(NamedTuple):
     """One step of the scheme: the new bookkeeping and the step's rows in logical order."""
 
     token: Any  # whatever the refill threads (the XLA path's send/recv handle; None on the host)
-    phys: Any
+    pool_ids: Any
     fresh: Any
     first: dict[str, Any]
     rows: HostStep  # same-step form, leading axis n (NumPy or JAX arrays)
 
 
-def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: dict[str, Any], token: Any,
+def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, first: dict[str, Any], token: Any,
             rows: tuple[Any, ...], refill: Callable[[Any, Any], tuple[Any, Any]]) -> Advanced:  # fmt: skip
     """Apply one ``recv``'s ``rows`` (see ``Layout.row``); ``refill(token, ids) -> (token, rows)`` resets ``ids``."""
     n = layout.n
     eid, obs, reward, terminated, truncated, info = rows
     arange = xp.arange(n, dtype=np.int32)
-    pos = scatter(xp, xp.zeros(2 * n, np.int32), phys, arange)
+    pos = scatter(xp, xp.zeros(2 * n, np.int32), pool_ids, arange)
     order = scatter(xp, xp.zeros(n, np.int32), pos[eid], arange)  # the row of each logical env
     obs, info = take(obs, order), take(info, order)
     reward, terminated, truncated = reward[order], terminated[order], truncated[order]
@@ -53,7 +53,7 @@ def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: d
 
     def reset_pending(carry: Any) -> Any:
         token, fresh, first = carry
-        pending = scatter(xp, ~fresh, phys, done)  # finished or waiting, and not fresh
+        pending = scatter(xp, ~fresh, pool_ids, done)  # finished or waiting, and not fresh
         token, (rid, robs, _, _, _, rinfo) = refill(token, first_true(xp, pending, n))
         first = {"obs": put(xp, first["obs"], rid, robs), "info": put(xp, first["info"], rid, rinfo)}
         return token, scatter(xp, fresh, rid, True), first
@@ -61,7 +61,7 @@ def advance(xp: Any, cond: Cond, layout: Layout, phys: Any, fresh: Any, first: d
     token, fresh, first = cond(done.sum() > fresh.sum(), reset_pending, (token, fresh, first))
     spares = first_true(xp, fresh, 2 * n)  # the fresh envs, lowest id first
     rank = xp.clip(xp.cumsum(done) - 1, 0, 2 * n - 1)
-    new = xp.where(done, spares[rank], phys).astype(np.int32)
+    new = xp.where(done, spares[rank], pool_ids).astype(np.int32)
     fresh = scatter(xp, fresh, xp.where(done, new, 2 * n), False, drop=True)
     first_obs, first_info = take(first["obs"], new), take(first["info"], new)
     return Advanced(
@@ -84,23 +84,23 @@ def numpy_cond(predicate: Any, fn: Callable[[Any], Any], carry: Any) -> Any:
     return fn(carry) if predicate else carry
 
 
-def force_reset(layout: Layout, pool: Any, phys: np.ndarray, fresh: np.ndarray, first: dict[str, Any],
+def force_reset(layout: Layout, pool: Any, pool_ids: np.ndarray, fresh: np.ndarray, first: dict[str, Any],
                 mask: np.ndarray) -> tuple[np.ndarray, dict[str, Any], Any, dict[str, Any]]:  # fmt: skip
     """envpool's own reset of the masked logical envs, padded to ``n`` with non-active envs (which become fresh).
 
     Returns the new ``fresh`` and ``first`` and, in logical order, the obs and info (zeros where not reset).
     """
     n = layout.n
-    targets = phys[mask]
-    others = np.setdiff1d(np.arange(2 * n), phys)[: n - len(targets)]
+    targets = pool_ids[mask]
+    others = np.setdiff1d(np.arange(2 * n), pool_ids)[: n - len(targets)]
     pool._reset(np.concatenate([targets, others]).astype(np.int32))  # envpool's force reset (async: these n rows)
     eid, obs, _, _, _, info = layout.row(pool.recv())
     first = {"obs": put(np, first["obs"], eid, obs), "info": put(np, first["info"], eid, info)}
-    fresh = scatter(np, scatter(np, fresh, eid, True), phys, False)
+    fresh = scatter(np, scatter(np, fresh, eid, True), pool_ids, False)
     keep = mask.reshape(n)
 
     def masked(x: np.ndarray) -> np.ndarray:
-        return np.where(_expand(keep, x[phys]), x[phys], 0).astype(x.dtype)
+        return np.where(_expand(keep, x[pool_ids]), x[pool_ids], 0).astype(x.dtype)
 
     return fresh, first, jax.tree.map(masked, first["obs"]), jax.tree.map(masked, first["info"])
 
@@ -138,3 +138,15 @@ def where(xp: Any, mask: Any, a: Any, b: Any) -> Any:
 
 def _expand(mask: Any, like: Any) -> Any:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
+
+
+def numpy_step(layout: Layout, pool: Any, pool_ids: Any, fresh: Any, first: dict[str, Any], action: Any) -> Advanced:
+    """One step of the scheme from Python: envpool's own ``send``/``recv`` on NumPy arrays (no compile)."""
+    zeros = np.zeros((layout.n, *layout.action_space.shape), layout.action_dtype)
+
+    def refill(token: None, ids: np.ndarray) -> tuple[None, Any]:
+        pool.send(zeros, ids)
+        return None, layout.row(pool.recv())
+
+    pool.send(np.asarray(action, layout.action_dtype), pool_ids)
+    return advance(np, numpy_cond, layout, pool_ids, fresh, first, None, layout.row(pool.recv()), refill)

@@ -2,14 +2,14 @@
 
 Used when ``init`` is called outside ``jit`` (the key is concrete, so the seeded pool exists before
 the step is traced). The state then names its pool statically (``EnvpoolState.pool``), so ``jit``
-compiles one program per pool. Each pool keeps its newest step counter in a JAX Ref that compiled
-steps read and write; a stale state is refused before envpool is touched.
+compiles one program per pool. Each pool keeps its newest state's version in a JAX Ref that compiled
+steps read and write; a stale state is refused before envpool is touched (``Bound.revive``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import functools
 import itertools
 import weakref
 from typing import Any
@@ -17,13 +17,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.custom_batching import custom_vmap
 
 from envhub import host_callback
-from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError
+from envhub.errors import ClosedEnvironmentError, HostEnvError, StaleStateError
 from envhub.types import TimeStep
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
+from envhub_envpool.refusals import Refusal, refuse_vmap
 
 _pool_ids = itertools.count(1)
 _POOLS: weakref.WeakValueDictionary[int, Bound] = weakref.WeakValueDictionary()  # for host-side resets
@@ -39,15 +39,15 @@ class EnvpoolState:
     """
 
     handle: jax.Array  # int32, the pool id (equal everywhere)
-    step: jax.Array  # int32, the newest step counter; the pool keeps its own and refuses old states
-    phys: jax.Array  # int32, the envpool env each logical env is playing in
+    version: jax.Array  # int32, which state of the pool this is; the pool keeps the newest and refuses old ones
+    pool_ids: jax.Array  # int32, the envpool env each logical env is playing in
     fresh: jax.Array  # bool (n, 2): reset and waiting, with its first obs in `first`
     first: Any  # {"obs": ..., "info": {...}} of every fresh env, (n, 2, ...)
     pool: int = 0
 
 
 jax.tree_util.register_dataclass(
-    EnvpoolState, data_fields=["handle", "step", "phys", "fresh", "first"], meta_fields=["pool"]
+    EnvpoolState, data_fields=["handle", "version", "pool_ids", "fresh", "first"], meta_fields=["pool"]
 )
 
 
@@ -58,10 +58,9 @@ class Bound:
         self.env, self.layout = env, layout
         self.handle, self.recv, self.send, _ = env.xla()  # RuntimeError if envpool disabled its XLA interface
         self.newest = jax.new_ref(jnp.zeros((), jnp.int32))  # read and written by compiled steps; -1 once closed
-        self.eager_core: Any = None  # the step core jitted for eager calls, built on the first one
 
     def read_newest(self, env_id: str, op: str) -> int:
-        """The newest step (eagerly); a failed jitted call consumes the Ref, which ends this pool."""
+        """The newest version (eagerly); a jitted call that failed otherwise than stale consumed the Ref."""
         try:
             return int(self.newest[...])
         except RuntimeError as exc:
@@ -71,12 +70,17 @@ class Bound:
             )
             raise HostEnvError(env_id, op, problem) from exc
 
+    def revive(self, newest: int) -> None:
+        """After a refused stale state under ``jit`` (whose failed call consumed the Ref): a new Ref
+        holding ``newest``, and JAX's caches cleared so that every jitted function traces (and compiles)
+        once more, with it: the newest state still steps."""
+        self.newest = jax.new_ref(np.int32(newest))
+        jax.clear_caches()
+
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the Ref may be consumed by a failed jitted call
             self.newest[...] = jnp.int32(-1)
-        except RuntimeError:  # already consumed by a failed jitted call
-            pass
-        env, self.env, self.eager_core = self.env, None, None
+        env, self.env = self.env, None
         if env is not None:
             env.close()
 
@@ -103,16 +107,18 @@ class XlaPath:
         pool = next(_pool_ids) % 2**31
         self.pools[pool] = _POOLS[pool] = bound
         obs, info = rows
-        phys = np.arange(lay.n, dtype=np.int32)
+        pool_ids = np.arange(lay.n, dtype=np.int32)
         state = EnvpoolState(
             handle=jnp.full(lay.env_shape, pool, jnp.int32),
-            step=jnp.zeros(lay.env_shape, jnp.int32),
-            phys=jnp.asarray(lay.squeeze(phys)),
+            version=jnp.zeros(lay.env_shape, jnp.int32),
+            pool_ids=jnp.asarray(lay.squeeze(pool_ids)),
             fresh=jnp.asarray(lay.lay(np.arange(2 * lay.n) >= lay.n)),
             first=jax.tree.map(lambda x: jnp.asarray(lay.lay(x)), {"obs": obs, "info": info}),
             pool=pool,
         )
-        ts = TimeStep.first(lay.obs_tree(spares.take(obs, phys)), lay.info_tree(spares.take(info, phys)), lay.env_shape)
+        ts = TimeStep.first(
+            lay.obs_tree(spares.take(obs, pool_ids)), lay.info_tree(spares.take(info, pool_ids)), lay.env_shape
+        )
         # Committed like a jitted step's outputs, so the first jitted call compiles once, not twice.
         return jax.device_put((state, ts), jax.devices()[0])
 
@@ -122,47 +128,50 @@ class XlaPath:
         if bound is None:
             if closed:
                 raise ClosedEnvironmentError(self.layout.env_id, op)
-            given = state.step if not isinstance(state.step, jax.core.Tracer) else -1
+            given = state.version if not isinstance(state.version, jax.core.Tracer) else -1
             raise StaleStateError(self.layout.env_id, int(jnp.ravel(jnp.asarray(given))[0]), None)
-        if not isinstance(state.step, jax.core.Tracer):
-            bound.read_newest(self.layout.env_id, op)  # refuses a pool whose counter a failed call consumed
         return bound
 
-    def check_newest(self, bound: Bound, state: EnvpoolState, op: str) -> tuple[jax.Array, bool]:
+    def check_newest(self, bound: Bound, state: EnvpoolState, op: str) -> tuple[Any, bool]:
         """Compare the state's step with the pool's newest: eagerly (raises) or as a traced bool."""
-        step = jnp.ravel(state.step)[0]
-        if isinstance(step, jax.core.Tracer):
-            return step, False
-        newest = bound.read_newest(self.layout.env_id, op)
+        if isinstance(state.version, jax.core.Tracer):
+            return jnp.ravel(state.version)[0], False
+        step = int(np.ravel(np.asarray(state.version))[0])
+        newest = bound.read_newest(self.layout.env_id, op)  # refuses a pool whose counter a failed call consumed
         if newest < 0:
             raise ClosedEnvironmentError(self.layout.env_id, op)
-        if int(step) != newest:
-            raise StaleStateError(self.layout.env_id, int(step), newest)
+        if step != newest:
+            raise StaleStateError(self.layout.env_id, step, newest)
         return step, True
 
     def step(self, state: EnvpoolState, action: Any, closed: bool) -> tuple[EnvpoolState, TimeStep[Any]]:
         lay = self.layout
-        state, action = _refuse_vmap(lay.env_id, "step")(state, jax.tree.map(jnp.asarray, action))
+        if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((state, action))):
+            state, action = refuse_vmap(lay.env_id, "step")(state, jax.tree.map(jnp.asarray, action))
         bound = self.owner(state, "step", closed)
         step, checked = self.check_newest(bound, state, "step")
+        if checked:  # eager: envpool's own send/recv on NumPy (a compiled core would compile per pool)
+            first = jax.tree.map(lambda x: lay.unlay(np.asarray(x)), state.first)
+            pool_ids, fresh = np.asarray(state.pool_ids).reshape(lay.n), lay.unlay(np.asarray(state.fresh))
+            action = np.reshape(np.asarray(action), (lay.n, *lay.action_space.shape))
+            advanced = spares.numpy_step(lay, bound.env, pool_ids, fresh, first, action)
+            new_state, ts = jax.device_put(self.pack(state, advanced, np), jax.devices()[0])  # committed, as init's
+            bound.newest[...] = np.int32((step + 1) & 0x7FFFFFFF)
+            return new_state, ts
+        # traced: a stale state (or a closed env) raises from the host before envpool is touched
         action = jnp.reshape(jnp.asarray(action), (lay.n, *lay.action_space.shape))
-        if checked:  # eager: one compiled call; op by op, the refill cond would recompile every step
-            if bound.eager_core is None:
-                bound.eager_core = jax.jit(functools.partial(self.core, bound))
-            new_state, ts = bound.eager_core(state, action)
-        else:  # traced: a stale state (or a closed env) raises from the host before envpool is touched
-            guard = jax.lax.cond(
-                step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
-            )
-            state = dataclasses.replace(state, phys=state.phys + guard)  # the send waits for the check
-            new_state, ts = self.core(bound, state, action)
-        bound.newest[...] = jnp.ravel(new_state.step)[0]
+        guard = jax.lax.cond(
+            step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
+        )
+        state = dataclasses.replace(state, pool_ids=state.pool_ids + guard)  # the send waits for the check
+        new_state, ts = self.core(bound, state, action)
+        bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, ts
 
     def fail(self, bound: Bound, step: jax.Array, op: str) -> jax.Array:
         """The branch taken for a stale state or a closed env: raise from the host (shaped like a guard)."""
         struct = [jax.ShapeDtypeStruct((), jnp.int32)]
-        return host_callback.call_host(_Refusal(self.layout.env_id, op), struct, step, bound.newest[...])[0]
+        return host_callback.call_host(Refusal(self.layout.env_id, op, bound), struct, step, bound.newest[...])[0]
 
     def core(self, bound: Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         """One send/recv round trip through the spare scheme (``spares.advance`` with jax.numpy)."""
@@ -174,40 +183,45 @@ class XlaPath:
             handle, out = bound.recv(handle)
             return handle, lay.row(out)
 
-        handle = bound.send(bound.handle, action.astype(lay.action_dtype), jnp.reshape(state.phys, (lay.n,)))
+        handle = bound.send(bound.handle, action.astype(lay.action_dtype), jnp.reshape(state.pool_ids, (lay.n,)))
         handle, out = bound.recv(handle)
         first = jax.tree.map(lay.unlay, state.first)
         cond = jax.lax.cond
         step = spares.advance(
-            jnp, lambda p, f, c: cond(p, f, lambda c: c, c), lay, jnp.reshape(state.phys, (lay.n,)),
+            jnp, lambda p, f, c: cond(p, f, lambda c: c, c), lay, jnp.reshape(state.pool_ids, (lay.n,)),
             lay.unlay(state.fresh), first, handle, lay.row(out), refill,
         )  # fmt: skip
+        return self.pack(state, step)
+
+    def pack(self, state: EnvpoolState, step: spares.Advanced, xp: Any = jnp) -> tuple[EnvpoolState, TimeStep[Any]]:
+        """The new state and the TimeStep of one step of the scheme, as ``xp`` (NumPy or jax.numpy) arrays."""
+        lay = self.layout
         new_state = EnvpoolState(
-            handle=state.handle,
-            step=(state.step + 1) & 0x7FFFFFFF,
-            phys=lay.squeeze(step.phys),
+            handle=xp.asarray(state.handle),
+            version=(xp.asarray(state.version) + 1) & 0x7FFFFFFF,
+            pool_ids=lay.squeeze(step.pool_ids),
             fresh=lay.lay(step.fresh),
             first=jax.tree.map(lay.lay, step.first),
             pool=state.pool,
         )
-        ts = TimeStep(
-            lay.obs_tree(step.rows.obs),
-            lay.squeeze(step.rows.reward).astype(jnp.float32),
-            lay.squeeze(step.rows.terminated),
-            lay.squeeze(step.rows.truncated),
-            lay.obs_tree(step.rows.final_obs),
-            lay.info_tree(step.rows.info),
+        ts = TimeStep(  # the rows already follow the flag rule (spares.advance)
+            obs=lay.obs_tree(step.rows.obs, xp),
+            reward=xp.asarray(lay.squeeze(step.rows.reward), np.float32),
+            terminated=lay.squeeze(step.rows.terminated),
+            truncated=lay.squeeze(step.rows.truncated),
+            final_obs=lay.obs_tree(step.rows.final_obs, xp),
+            info=lay.info_tree(step.rows.info, xp),
         )
         return new_state, ts
 
     def reset(self, state: EnvpoolState, mask: jax.Array, closed: bool) -> tuple[EnvpoolState, TimeStep[Any]]:
         """Force-reset the masked logical envs (envpool's own reset, from Python): eagerly or through a callback."""
         lay = self.layout
-        state, mask = _refuse_vmap(lay.env_id, "reset")(state, jnp.broadcast_to(mask, lay.env_shape))
+        state, mask = refuse_vmap(lay.env_id, "reset")(state, jnp.broadcast_to(mask, lay.env_shape))
         bound = self.owner(state, "reset", closed)
         step, checked = self.check_newest(bound, state, "reset")
-        phys, fresh = jnp.reshape(state.phys, (lay.n,)), lay.unlay(state.fresh)
-        operands = (phys, fresh, jax.tree.map(lay.unlay, state.first), jnp.reshape(mask, (lay.n,)))
+        pool_ids, fresh = jnp.reshape(state.pool_ids, (lay.n,)), lay.unlay(state.fresh)
+        operands = (pool_ids, fresh, jax.tree.map(lay.unlay, state.first), jnp.reshape(mask, (lay.n,)))
         if checked:
             fresh, first, obs, info = _ForceReset(state.pool, jax.tree.structure(operands))(*jax.tree.leaves(operands))
         else:
@@ -224,13 +238,13 @@ class XlaPath:
             fresh, first, obs, info = jax.tree.unflatten(jax.tree.structure(struct), flat)
         new_state = EnvpoolState(
             handle=state.handle,
-            step=(state.step + 1) & 0x7FFFFFFF,
-            phys=state.phys,
+            version=(state.version + 1) & 0x7FFFFFFF,
+            pool_ids=state.pool_ids,
             fresh=jnp.asarray(lay.lay(fresh)),
             first=jax.tree.map(lambda x: jnp.asarray(lay.lay(x)), first),
             pool=state.pool,
         )
-        bound.newest[...] = jnp.ravel(new_state.step)[0]
+        bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, TimeStep.first(lay.obs_tree(obs), lay.info_tree(info), lay.env_shape)
 
 
@@ -239,7 +253,7 @@ class _ForceReset:
     """Host side of ``XlaPath.reset`` (traced: refuses a stale state first); returns flat results."""
 
     pool: int
-    operands: Any  # the treedef of (phys, fresh, first, mask)
+    operands: Any  # the treedef of (pool_ids, fresh, first, mask)
     checked: bool = True  # False: the last two arguments are the state's step and the pool's newest
 
     def __call__(self, *args: Any) -> Any:
@@ -247,42 +261,8 @@ class _ForceReset:
         if not self.checked:
             *args, step, newest = args
             if bound is None or int(newest) != int(step):
-                _Refusal(bound.layout.env_id if bound else "envpool", "reset")(step, newest if bound else -1)
+                Refusal(bound.layout.env_id if bound else "envpool", "reset", bound)(step, newest if bound else -1)
         assert bound is not None
-        phys, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
-        out = spares.force_reset(bound.layout, bound.env, phys, fresh, first, mask.astype(bool))
+        pool_ids, fresh, first, mask = jax.tree.unflatten(self.operands, [np.array(a) for a in args])
+        out = spares.force_reset(bound.layout, bound.env, pool_ids, fresh, first, mask.astype(bool))
         return out if self.checked else jax.tree.leaves(out)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Refusal:
-    """Host side of ``XlaPath.fail``: raise the error the pool's counter calls for."""
-
-    env_id: str
-    op: str
-
-    def __call__(self, step: np.ndarray, newest: np.ndarray) -> Any:
-        if int(newest) < 0:
-            raise ClosedEnvironmentError(self.env_id, self.op)
-        raise StaleStateError(self.env_id, int(step), int(newest))
-
-
-@functools.cache
-def _refuse_vmap(env_id: str, op: str) -> Any:
-    """Identity on ``(state, action)`` whose ``jax.vmap`` rule raises ``HostVmapError``: a pool follows one trajectory."""
-
-    @custom_vmap
-    def identity(state: Any, action: Any) -> Any:
-        return state, action
-
-    @identity.def_vmap
-    def rule(axis_size: int, in_batched: Any, state: Any, action: Any) -> Any:
-        state_mapped = any(jax.tree.leaves(in_batched[0]))
-        what = "the state" if state_mapped else f"the action over {axis_size} values but not the state"
-        raise HostVmapError(
-            env_id,
-            f"jax.vmap maps {what} of {op}() of an envpool pool, which cannot follow several trajectories "
-            f"per environment",
-        )
-
-    return identity

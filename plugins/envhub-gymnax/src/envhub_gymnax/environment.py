@@ -70,12 +70,13 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return env
 
     def _setup(self, name: str, gymnax_env: Any, params: Any) -> None:
-        super().__init__()  # gymnax keeps its own time limit (params.max_steps_in_episode)
         self.gymnax_env, self.params = gymnax_env, params
-        self._action_space = to_envhub_space(gymnax_env.action_space(params))
         declared = to_envhub_space(gymnax_env.observation_space(params))
         obs_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[0], jax.random.key(0))
-        self._observation_space = SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes))
+        super().__init__(  # no time limit of the base's: gymnax keeps its own (params.max_steps_in_episode)
+            observation_space=SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes)),
+            action_space=to_envhub_space(gymnax_env.action_space(params)),
+        )
 
     @property
     def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -107,14 +108,6 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         renderer = self.__dict__.pop("_gym_renderer", None)
         if renderer is not None:
             renderer.close()
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        return self._action_space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        return self._observation_space
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
         obs, state = self.gymnax_env.reset_env(key, self.params)
