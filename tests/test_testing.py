@@ -1,9 +1,9 @@
 """The conformance kit passes a correct environment and catches each kind of violation."""
 
 import pytest
-from toy_envs import Corridor
 
 from envhub import testing
+from envhub.testing.toy_envs import Corridor
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps", time_limit=5)
 
