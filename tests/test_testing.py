@@ -1,5 +1,7 @@
 """The conformance kit passes a correct environment and catches each kind of violation."""
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 from envhub import testing
@@ -65,7 +67,7 @@ def test_the_base_class_reports_a_check_that_does_not_apply_as_a_pytest_skip():
         ("float_reward", "structure", "reward", OPTIONS),
         ("ignores_key", "determinism", "identical trajectories", OPTIONS),
         ("no_truncation", "truncation", "ran past the time limit 5", OPTIONS),
-        ("obs_dtype", "init", "leaf 0 is float16", OPTIONS),
+        ("obs_dtype", "structure", "at init, obs is float16 of shape (2,), but its space Box(", OPTIONS),
         ("reset_state", "structure", "init vs reset: pytree structures differ", OPTIONS),
     ],
 )
@@ -73,6 +75,36 @@ def test_each_violation_is_caught(bug, check, message, options):
     result = testing.run_check(check, make(bug), options)
     assert not result.passed
     assert message in result.message
+
+
+def test_only_the_strict_observation_check_catches_a_final_obs_of_the_wrong_dtype():
+    # Its values equal obs and lie in the Box, and contains() only asks for a float: every other check passes.
+    results = {r.name: r for r in testing.run_checks(make("final_obs_dtype"), OPTIONS)}
+    assert [name for name, r in results.items() if not r.passed] == ["structure"]
+    assert results["structure"].message == (
+        "at init, final_obs is float16 of shape (2,), "
+        "but its space Box(low=0.0, high=6.0, shape=(2,), dtype=float32) holds float32 of shape (2,)"
+    )
+
+
+def test_strict_observation_check_names_the_leaf_and_compares_structure_shape_and_dtype_exactly():
+    from envhub import spaces
+    from envhub.testing._compare import space_mismatch
+
+    space = spaces.Tree({"pos": spaces.Box(0.0, 1.0, (3,)), "goal": (spaces.Discrete(4), spaces.Discrete(4))})
+    f32, i32 = jax.ShapeDtypeStruct((3,), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)
+    assert space_mismatch(space, {"pos": f32, "goal": (i32, i32)}, "obs") is None
+    wide = space_mismatch(space, {"pos": jax.ShapeDtypeStruct((1, 3), jnp.float32), "goal": (i32, i32)}, "obs")
+    assert wide is not None and wide.startswith("obs['pos'] is float32 of shape (1, 3), but its space Box(")
+    assert wide.endswith("holds float32 of shape (3,)")
+    narrow = space_mismatch(space, {"pos": f32, "goal": (i32, jax.ShapeDtypeStruct((), jnp.uint8))}, "final_obs")
+    assert narrow is not None and narrow.startswith(
+        "final_obs['goal'][1] is uint8 of shape (), but its space Discrete(4"
+    )
+    as_list = space_mismatch(space, {"pos": f32, "goal": [i32, i32]}, "obs")
+    assert as_list is not None and as_list.startswith("obs has pytree structure PyTreeDef({'goal': [*, *]")
+    assert "but the observation space has PyTreeDef({'goal': (*, *)" in as_list
+    assert "of shape (3,)" in (space_mismatch(spaces.Box(0.0, 1.0, (3,)), jnp.zeros(2), "obs") or "")
 
 
 def test_check_env_raises_with_a_report():

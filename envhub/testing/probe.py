@@ -3,8 +3,9 @@
 Compilation dominates the kit's cost, so checks do not build programs of their own: they ask the
 ``Probe`` for what they inspect, and the probe compiles each program the first time a check needs
 it (``run``: a scan rollout of the default env, with space samples and a final reset;
-``run_limited``: one of the env made with the short time limit). Structure is read from traces
-(``jax.eval_shape``), which compile nothing.
+``run_limited``: one of the env made with the short time limit). Structure, shapes and dtypes are
+read from one trace of init, a step and reset (``traced_first_steps``, ``jax.eval_shape``), which
+compiles nothing.
 """
 
 from __future__ import annotations
@@ -175,6 +176,11 @@ class Probe:
     def env(self) -> Environment[Any, Any, Any]:
         """The environment with default kwargs, shared by the programs below."""
         return self.fresh()
+
+    @functools.cached_property
+    def traced_first_steps(self) -> dict[str, Any]:
+        """The avals (``jax.ShapeDtypeStruct``s) of ``first_steps(env, key)``: traced, never compiled."""
+        return jax.eval_shape(functools.partial(first_steps, self.env), jax.random.key(0))
 
     @functools.cached_property
     def main_steps(self) -> int:
