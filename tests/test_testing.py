@@ -1,5 +1,7 @@
 """The conformance kit passes a correct environment and catches each kind of violation."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -55,6 +57,53 @@ def test_the_base_class_reports_a_check_that_does_not_apply_as_a_pytest_skip():
         NoLimit().test_init()  # the other checks still run, on the class's one probe
     finally:
         NoLimit.teardown_class()
+
+
+def test_option_overrides_reach_the_checks():
+    class Overridden(testing.ConformanceTests):
+        options = testing.Options()  # no time-limit kwarg: truncation would be skipped
+        option_overrides = {"time_limit_kwarg": "max_steps", "time_limit": 4}
+
+        def make_env(self, **kwargs):
+            return Corridor(bug="no_truncation", **kwargs)
+
+    try:
+        assert Overridden()._options() == testing.Options(time_limit_kwarg="max_steps", time_limit=4)
+        with pytest.raises(AssertionError, match="truncation: an episode ran past the time limit 4"):
+            Overridden().test_truncation()
+    finally:
+        Overridden.teardown_class()
+
+
+def test_option_overrides_apply_on_top_of_the_registered_options():
+    pytest.importorskip("envhub_gymnax", reason="needs an installed plugin: the base class reads envhub's registry")
+    import envhub
+
+    class Registered(testing.ConformanceTests):
+        env_id = "gymnax/CartPole-v1"
+        option_overrides = {"time_limit": 3}
+
+    registered = testing.options_for(envhub.default_registry().spec("gymnax/CartPole-v1"))
+    assert registered.time_limit != 3
+    assert Registered()._options() == dataclasses.replace(registered, time_limit=3)
+
+
+def test_option_overrides_and_a_missing_env_id_are_clear_errors():
+    from envhub.errors import InvalidArgumentError
+
+    class Typo(testing.ConformanceTests):
+        options = OPTIONS
+        option_overrides = {"time_limt": 3}
+
+    with pytest.raises(InvalidArgumentError, match=r"Typo.option_overrides has unknown field\(s\) \['time_limt'\]"):
+        Typo()._options()
+
+    class Nameless(testing.ConformanceTests):
+        def make_env(self, **kwargs):
+            return Corridor(**kwargs)
+
+    with pytest.raises(InvalidArgumentError, match="Nameless sets neither env_id nor options; set env_id"):
+        Nameless().test_init()
 
 
 @pytest.mark.parametrize(
@@ -124,10 +173,8 @@ def test_autoreset_needs_an_episode_end():
 def test_options_for_rejects_unknown_fields(registry):
     spec = registry.spec("toy/Corridor-v0")
     assert testing.options_for(spec).time_limit_kwarg == "max_steps"
-    from dataclasses import replace
-
-    with pytest.raises(ValueError, match=r"unknown field\(s\) \['nope'\]"):
-        testing.options_for(replace(spec, check_options={"nope": 1}))
+    with pytest.raises(ValueError, match=r"check_options of 'toy/Corridor-v0' has unknown field\(s\) \['nope'\]"):
+        testing.options_for(dataclasses.replace(spec, check_options={"nope": 1}))
 
 
 class TestCorridorThroughTheBaseClass(testing.ConformanceTests):
