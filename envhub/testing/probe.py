@@ -29,6 +29,12 @@ Rollout = tuple[TimeStep[Any], TimeStep[Any]]
 class Options:
     """How the kit exercises one environment.
 
+    A plugin registers them per environment in one shape: a module-level table
+    ``CHECK_OPTIONS: dict[str, dict[str, Any]]`` of these fields, keyed by env name, with ``"*"``
+    for all its envs (``{"*": {"time_limit_kwarg": "max_steps"}, "Slow-v0": {"num_steps": 20}}``),
+    passed as ``register(name, ..., check_options=envhub.check_options_for(CHECK_OPTIONS, name))``.
+    ``options_for(spec)`` (and so ``ConformanceTests`` and ``envhub check``) reads them back.
+
     Attributes:
         num_steps: Steps of the auto-reset check's rollout when the env has no time-limit kwarg.
         time_limit_kwarg: The ``make`` kwarg that sets the time limit (gymnax:

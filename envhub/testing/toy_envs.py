@@ -130,7 +130,7 @@ class Corridor(Environment[Any, Any, Any]):
 
 
 #: The toy backend's conformance options, in the one shape every plugin uses (``"*"``: all envs).
-CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {}, "Corridor-v0": {"time_limit_kwarg": "max_steps"}}
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_steps"}}
 
 
 class ToyPlugin:
