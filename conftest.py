@@ -34,3 +34,64 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+
+# --- a plugin's tests run only where the plugin is installed ---------------------------------------
+# The root testpaths name every in-repo plugin, but a clone may install only some (CONTRIBUTING's
+# commands must run with only envhub-gymnax installed). A plugin's test modules import its backend
+# library at the top, so where the plugin or one of its requirements is missing, each of its test
+# modules is reported as SKIPPED with the reason instead of failing to import.
+
+import functools  # noqa: E402
+import importlib.metadata  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from packaging.requirements import Requirement  # noqa: E402
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+
+@functools.cache
+def plugin_not_installed(plugin_dir: Path) -> str | None:
+    """Why the plugin in ``plugin_dir`` cannot be tested here (it or a requirement is not installed), or None."""
+    match = re.search(r'^name\s*=\s*"([^"]+)"', (plugin_dir / "pyproject.toml").read_text(), re.MULTILINE)
+    if match is None:
+        return None
+    name, install = match.group(1), f"uv pip install -e plugins/{plugin_dir.name}"
+    try:
+        requires = importlib.metadata.requires(name) or []
+    except importlib.metadata.PackageNotFoundError:
+        return f"the {name} plugin is not installed; to run its tests: {install}"
+    for line in requires:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue  # an optional extra's requirement, or not for this platform
+        try:
+            importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            return f"{name} requires {requirement.name}, which is not installed; to run its tests: {install}"
+    return None
+
+
+class SkippedPluginModule(pytest.Module):
+    """A plugin's test module, not imported: collecting it reports a skip naming it, with ``reason``."""
+
+    reason = ""
+
+    def collect(self) -> list[pytest.Item]:
+        pytest.skip(f"{self.path.relative_to(PLUGINS.parent)} not run: {self.reason}")
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    try:
+        plugin_dir = PLUGINS / module_path.resolve().relative_to(PLUGINS).parts[0]
+    except ValueError:
+        return None  # not a plugin's test
+    reason = plugin_not_installed(plugin_dir) if (plugin_dir / "pyproject.toml").is_file() else None
+    if reason is None:
+        return None
+    module = SkippedPluginModule.from_parent(parent, path=module_path)
+    module.reason = reason
+    return module
