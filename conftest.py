@@ -36,11 +36,12 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
 
-# --- a plugin's tests run only where the plugin is installed ---------------------------------------
+# --- tests that need a plugin run only where it is installed --------------------------------------
 # The root testpaths name every in-repo plugin, but a clone may install only some (CONTRIBUTING's
 # commands must run with only envhub-gymnax installed). A plugin's test modules import its backend
 # library at the top, so where the plugin or one of its requirements is missing, each of its test
-# modules is reported as SKIPPED with the reason instead of failing to import.
+# modules is reported as SKIPPED with the reason instead of failing to import. A core test that
+# needs a plugin says so with the `requires_plugin` marker, or is listed in CORE_TESTS_NEEDING_PLUGINS.
 
 import functools  # noqa: E402
 import importlib.metadata  # noqa: E402
@@ -52,10 +53,22 @@ from packaging.requirements import Requirement  # noqa: E402
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 
+#: Core tests (node ids or their prefixes) that need in-repo plugins besides their own module's
+#: imports: each gets ``requires_plugin(*prefixes)``.
+CORE_TESTS_NEEDING_PLUGINS: dict[str, tuple[str, ...]] = {
+    "tests/test_wrappers_host.py": ("gymnasium",),
+    "tests/test_interop.py::test_from_brax_wraps_a_users_env_object": ("brax",),
+    # the `single` worker runs a gymnax and a brax job; the `pair` workers a gymnasium pool each
+    "tests/test_sharding.py::test_eight_devices_bit_identical_and_sharded": ("brax",),
+    "tests/test_sharding.py::test_brax_eight_devices_equal_to_float32_rounding": ("brax",),
+    "tests/test_sharding.py::test_two_processes_each_step_their_shard": ("gymnasium",),
+    "tests/test_sharding.py::test_host_pools_one_per_process": ("gymnasium",),
+}
+
 
 @functools.cache
 def plugin_not_installed(plugin_dir: Path) -> str | None:
-    """Why the plugin in ``plugin_dir`` cannot be tested here (it or a requirement is not installed), or None."""
+    """Why the plugin in ``plugin_dir`` cannot be used here (it or a requirement is not installed), or None."""
     match = re.search(r'^name\s*=\s*"([^"]+)"', (plugin_dir / "pyproject.toml").read_text(), re.MULTILINE)
     if match is None:
         return None
@@ -63,7 +76,7 @@ def plugin_not_installed(plugin_dir: Path) -> str | None:
     try:
         requires = importlib.metadata.requires(name) or []
     except importlib.metadata.PackageNotFoundError:
-        return f"the {name} plugin is not installed; to run its tests: {install}"
+        return f"the {name} plugin is not installed ({install})"
     for line in requires:
         requirement = Requirement(line)
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
@@ -71,7 +84,7 @@ def plugin_not_installed(plugin_dir: Path) -> str | None:
         try:
             importlib.metadata.version(requirement.name)
         except importlib.metadata.PackageNotFoundError:
-            return f"{name} requires {requirement.name}, which is not installed; to run its tests: {install}"
+            return f"{name} requires {requirement.name}, which is not installed ({install})"
     return None
 
 
@@ -95,3 +108,18 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     module = SkippedPluginModule.from_parent(parent, path=module_path)
     module.reason = reason
     return module
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for node, prefixes in CORE_TESTS_NEEDING_PLUGINS.items():
+            if item.nodeid == node or item.nodeid.startswith((f"{node}::", f"{node}[")):
+                item.add_marker(pytest.mark.requires_plugin(*prefixes))
+        reasons = [
+            plugin_not_installed(PLUGINS / f"envhub-{prefix}")
+            for marker in item.iter_markers("requires_plugin")
+            for prefix in marker.args
+        ]
+        missing = [reason for reason in reasons if reason is not None]
+        if missing:
+            item.add_marker(pytest.mark.skip(reason="; ".join(missing)))
