@@ -83,19 +83,36 @@ def space_mismatch(space: spaces.Space, tree: Any, name: str) -> str | None:
     """Describe how ``tree`` (arrays or ``jax.ShapeDtypeStruct``s) is not exactly of ``space``, else ``None``.
 
     Exactly: the space's pytree structure, and each leaf the shape and dtype of its space leaf (not
-    only the dtype kind, as ``contains`` checks). ``name`` names ``tree`` in the message.
+    only the dtype kind, as ``contains`` checks). ``name`` names ``tree`` in the message, which
+    calls ``space`` the observation space.
     """
-    is_tree = isinstance(space, spaces.Tree)
-    expected: Any = space.treedef if is_tree else jax.tree.structure(0)
+    expected: Any
+    if isinstance(space, spaces.Tree):
+        expected, leaves = space.treedef, space.leaves
+    else:
+        expected, leaves = jax.tree.structure(0), [space]
     structure: Any = jax.tree.structure(tree)
     if structure != expected:
         return f"{name} has pytree structure {structure}, but the observation space has {expected}"
-    leaves = space.leaves if is_tree else [space]
     for (path, value), leaf in zip(jax.tree_util.tree_flatten_with_path(tree)[0], leaves):
-        shape, dtype = tuple(np.shape(value)), np.dtype(getattr(value, "dtype", None) or np.asarray(value).dtype)
+        value = value if hasattr(value, "dtype") else np.asarray(value)  # a Python scalar
+        shape, dtype = tuple(value.shape), np.dtype(value.dtype)
         if (shape, dtype) != (tuple(leaf.shape), leaf.dtype):
             return (
                 f"{name}{jax.tree_util.keystr(path)} is {dtype} of shape {shape}, "
                 f"but its space {leaf!r} holds {leaf.dtype} of shape {tuple(leaf.shape)}"
             )
     return None
+
+
+__all__ = [
+    "CheckFailure",
+    "CheckSkipped",
+    "avals",
+    "batch_shape",
+    "leaf_equal",
+    "require",
+    "same_structure",
+    "space_mismatch",
+    "trees_close",
+]

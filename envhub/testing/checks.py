@@ -259,3 +259,18 @@ CHECKS: dict[str, Callable[[Probe], None]] = {
     "errors": check_errors,
     "close": check_close,
 }
+
+
+__all__ = [
+    "CHECKS",
+    "check_autoreset",
+    "check_close",
+    "check_determinism",
+    "check_errors",
+    "check_init",
+    "check_jit",
+    "check_spaces",
+    "check_structure",
+    "check_truncation",
+    "check_vmap",
+]

@@ -225,3 +225,19 @@ class Probe:
         for env in self._made:
             env.close()
         self._made.clear()
+
+
+__all__ = [
+    "MakeEnv",
+    "Options",
+    "Probe",
+    "Rollout",
+    "checked_rollout_fn",
+    "first_steps",
+    "in_space",
+    "random_step",
+    "rollout",
+    "rollout_fn",
+    "rollout_keys",
+    "space_names",
+]

@@ -206,3 +206,16 @@ class ConformanceTests:
 
     def test_close(self) -> None:
         self._run("close")
+
+
+__all__ = [
+    "CheckResult",
+    "ConformanceTests",
+    "DEFAULT_OPTIONS",
+    "Status",
+    "check_env",
+    "format_report",
+    "options_for",
+    "run_check",
+    "run_checks",
+]
