@@ -109,7 +109,7 @@ def test_option_overrides_and_a_missing_env_id_are_clear_errors():
 @pytest.mark.parametrize("prefix", ["gymnasium", "envpool"])
 def test_a_plugins_check_options_are_one_table_that_every_registered_env_reads(prefix):
     pytest.importorskip(prefix, reason=f"the {prefix} plugin registers its envs only with {prefix} installed")
-    module = pytest.importorskip(f"envhub_{prefix}")
+    module = pytest.importorskip(f"envhub_{prefix}", reason=f"the envhub-{prefix} plugin is not installed")
     import envhub
 
     table = module.CHECK_OPTIONS
