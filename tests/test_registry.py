@@ -2,7 +2,6 @@ import sys
 
 import pytest
 from fake_dists import BROKEN_PLUGIN, MISSING_BACKEND_PLUGIN, TOY_PLUGIN, write_dist
-from toy_envs import Corridor, ToyPlugin
 
 import envhub
 from envhub.errors import (
@@ -17,6 +16,7 @@ from envhub.errors import (
     UnknownEnvError,
 )
 from envhub.registry import install_hint
+from envhub.testing.toy_envs import Corridor, ToyPlugin
 
 # --- in-process registration -------------------------------------------------------------------
 
