@@ -17,6 +17,12 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(NAME, help="list backends, or the environments of one backend")
     p.add_argument("prefix", nargs="?", help="a backend prefix, e.g. gymnax")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also run each backend's envhub_register_envs hook (imports the backend libraries), "
+        "so a failing hook shows as status error",
+    )
     return p
 
 
@@ -24,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     import envhub
 
     if args.prefix is None:
-        backends = envhub.list_backends()
+        backends = envhub.list_backends(deep=args.deep)
         if args.json:
             print(json.dumps([b.__dict__ for b in backends], indent=2))
             return EXIT_OK
