@@ -37,7 +37,7 @@ class UnknownBackendError(EnvhubError, LookupError):
         tail = note or (f"Run `envhub list` to see them, or install a plugin{f', e.g. {install}' if install else ''}.")
         super().__init__(
             f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
-            f"installed backends: {', '.join(known) or 'none'}. {tail}"
+            f"{'loaded' if note else 'installed'} backends: {', '.join(known) or 'none'}. {tail}"
         )
         self.prefix = prefix
         self.known = known

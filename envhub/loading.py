@@ -122,7 +122,7 @@ def unknown_backend(prefix: str, known: list[str], group: str, active: dict[str,
     )
     if owners:
         dist = owners[0].dist
-        owner = f"the plugin {dist.name!r}" if dist is not None else f"an installed plugin ({owners[0].value})"
+        owner = f"The plugin {dist.name!r}" if dist is not None else f"An installed plugin ({owners[0].value})"
         note = f"{owner} provides {prefix.lower()!r}, but {var}={value!r} hides it: {fix}."
     else:
         note = (

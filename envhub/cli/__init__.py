@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_record
 from envhub.cli._common import (
@@ -41,8 +42,15 @@ exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, mis
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (exit 2), not the usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="envhub",
         description="One functional JAX API for RL environments from any backend plugin.",
         epilog=EPILOG,
@@ -61,7 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         args = _parser().parse_args(argv)
-        return int(COMMANDS[args.command].run(args))
+        code = int(COMMANDS[args.command].run(args))
+        sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
+        return code
     except EnvhubError as exc:
         print(f"envhub: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ENVHUB_ERROR
