@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import envhub
-from envhub import spaces
+from envhub import action_check, spaces
 from envhub.action_check import check_values
 from envhub.errors import ActionError, InvalidArgumentError
 from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit
@@ -18,6 +18,15 @@ JIT_ERRORS = (jax.errors.JaxRuntimeError, ValueError, RuntimeError)
 
 def _callbacks(env, state, action):
     return str(jax.make_jaxpr(env.step)(KEY, state, action)).count("pure_callback[")
+
+
+@pytest.fixture
+def host_checks(monkeypatch):
+    """How often the host side of the check ran (it must not, for valid actions, under jit or vmap)."""
+    calls = []
+    real = action_check.value_problem
+    monkeypatch.setattr(action_check, "value_problem", lambda *args: calls.append(1) or real(*args))
+    return calls
 
 
 def test_out_of_range_discrete_eagerly_names_env_value_and_space(registry):
@@ -33,7 +42,7 @@ def test_out_of_range_discrete_eagerly_names_env_value_and_space(registry):
     env.step(KEY, state, jnp.array([1, 1, 0, 0]))  # valid values step
 
 
-def test_out_of_range_discrete_under_jit_and_scan(registry):
+def test_out_of_range_discrete_under_jit_and_scan(registry, host_checks):
     env = registry.make("toy/Corridor-v0", num_envs=4)
     state, _ = env.init(KEY)
     step = jax.jit(env.step)
@@ -50,24 +59,27 @@ def test_out_of_range_discrete_under_jit_and_scan(registry):
         return jax.lax.scan(body, state, actions)[1]
 
     good = jnp.ones((5, 4), jnp.int32)
-    assert rollout(good).shape == (5, 4)
+    host_checks.clear()
+    assert rollout(good).shape == (5, 4) and host_checks == []  # valid actions never reach the host
     with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 2 at index \(2,\) is outside \[0, 2\)"):
         jax.block_until_ready(rollout(good.at[3, 2].set(2)))
 
 
-def test_user_vmap_over_an_unbatched_env(registry):
+def test_user_vmap_over_an_unbatched_env(registry, host_checks):
     env = registry.make("toy/Corridor-v0")
     keys = jax.random.split(KEY, 3)
     states, _ = jax.vmap(env.init)(keys)
     step = jax.jit(jax.vmap(env.step))
-    assert step(keys, states, jnp.array([0, 1, 1]))[1].reward.shape == (3,)  # vmap keeps the check from firing
+    assert step(keys, states, jnp.array([0, 1, 1]))[1].reward.shape == (3,)
+    assert host_checks == []  # the predicate is reduced over the vmap axis: still a branch, not a select
     with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'toy/Corridor-v0': 5 at index \(2,\)"):
         step(keys, states, jnp.array([0, 1, 5]))
     with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 3 at index \(0,\)"):  # eager vmap
         jax.vmap(env.step)(keys, states, jnp.array([3, 1, 1]))
     nested = jax.jit(jax.vmap(jax.vmap(env.step)))
     grid = jax.tree.map(lambda x: jnp.stack([x, x]), (keys, states))
-    assert nested(*grid, jnp.ones((2, 3), jnp.int32))[1].reward.shape == (2, 3)
+    host_checks.clear()
+    assert nested(*grid, jnp.ones((2, 3), jnp.int32))[1].reward.shape == (2, 3) and host_checks == []
     with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 9 at index \(1, 0\)"):
         nested(*grid, jnp.ones((2, 3), jnp.int32).at[1, 0].set(9))
 
