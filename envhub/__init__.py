@@ -8,6 +8,7 @@ from envhub.api import default_registry, list_backends, list_envs, make, registe
 from envhub.env import Environment
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState, HostStep
+from envhub.jax_env import JaxEnvironment, JaxState, JaxStep
 from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import Registry
 from envhub.render import record
@@ -26,6 +27,9 @@ __all__ = [
     "HostEnvironment",
     "HostState",
     "HostStep",
+    "JaxEnvironment",
+    "JaxState",
+    "JaxStep",
     "Registry",
     "TimeStep",
     "Trajectory",

@@ -96,3 +96,6 @@ def plot(series: dict[str, list[dict[str, Any]]], path: str, title: str = "") ->
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+__all__ = ["SCHEMA_VERSION", "machine", "measure", "plot", "report"]

@@ -51,3 +51,6 @@ def envhub_backend_note() -> str | None:
 
     Optional. Keep it cheap: ``envhub list`` calls it, so never import the backend library here.
     """
+
+
+__all__ = ["EnvFactory", "RegisterEnv", "envhub_backend_note", "envhub_register_envs", "hookimpl", "hookspec"]

@@ -206,3 +206,6 @@ class _WriteInto:
                 np.asarray(out[where])[...] = exact(value, r)
         if self.layout.packed_bytes:
             np.asarray(out[0])[...] = np.frombuffer(b"".join(chunks), np.uint8)
+
+
+__all__ = ["KINDS", "PACK_LIMIT", "PACK_MIN", "call_host", "default_kind", "exact"]

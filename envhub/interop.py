@@ -161,3 +161,6 @@ def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, 
     if wrap is None:
         raise InvalidArgumentError(f"backend {prefix!r} has no wrap_object(env, ...); it cannot wrap your own objects.")
     return wrap(env, **kwargs)
+
+
+__all__ = ["from_brax", "from_gymnax", "to_gymnasium", "to_gymnasium_space", "to_gymnasium_vector"]

@@ -107,3 +107,6 @@ def rollout(
 def random_policy(env: Environment[Any, Any, Any]) -> Policy:
     """A policy that samples uniformly from ``env.action_space``."""
     return lambda key, obs: env.action_space.sample(key)
+
+
+__all__ = ["Policy", "Trajectory", "Transition", "random_policy", "rollout"]

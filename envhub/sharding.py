@@ -1,12 +1,10 @@
 """Shard a batched environment over a mesh of devices, on JAX's own engine.
 
-``shard(env, mesh)`` (or ``envhub.make(id, num_envs=N, mesh=mesh)``) returns an environment whose
-``init``/``reset``/``step`` pin every leaf that leads with ``num_envs`` to ``NamedSharding(mesh,
-P(axis))``. Inside ``jax.jit`` XLA then keeps each environment's state on its own device for the
-whole rollout: stepping is elementwise over the batch, so no step gathers to one device. Random
-keys are split with JAX's partitionable threefry, so a sharded rollout equals the unsharded one
-bit for bit. Across processes, build the mesh from ``jax.devices()`` after
-``jax.distributed.initialize``: the same code then runs one shard per process.
+``shard(env, mesh)`` (or ``envhub.make(id, num_envs=N, mesh=mesh)``) wraps ``env`` in
+``envhub.wrappers.ShardedEnvironment``, which keeps each environment's state on its own device
+for the whole jitted rollout. Random keys are split with JAX's partitionable threefry, so a
+sharded rollout equals the unsharded one bit for bit. Across processes, build the mesh from
+``jax.devices()`` after ``jax.distributed.initialize``: the same code then runs one shard per process.
 
 Host environments (gymnasium, envpool) live in one process and cannot be split over devices: run
 one process per host with its own pool (``num_envs`` = its share) and ``process_key(key)``.
@@ -17,62 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
 from envhub.env import Environment
-from envhub.errors import InvalidArgumentError
-from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper
-
-
-class ShardedEnvironment(Wrapper):
-    """A batched JAX-native environment whose batch axis is split over ``mesh`` axis ``axis``."""
-
-    def __init__(self, env: Environment[Any, Any, Any], mesh: Mesh, axis: str | None = None):
-        axis = _axis(mesh, axis)
-        if env.num_envs is None:
-            raise InvalidArgumentError(
-                f"Sharding needs a batched env: make {env.id!r} with num_envs=N (a multiple of {mesh.shape[axis]})."
-            )
-        if not env.is_jax_native:
-            raise InvalidArgumentError(
-                f"{env.id!r} is a host environment: its pool lives in one process and cannot be split over devices. "
-                f"Run one process per host, each making its own env with num_envs = its share, and use envhub.sharding.process_key(key)."
-            )
-        if env.num_envs % mesh.shape[axis]:
-            raise InvalidArgumentError(
-                f"num_envs={env.num_envs} does not divide evenly over mesh axis {axis!r} of size {mesh.shape[axis]}; "
-                f"use a multiple of {mesh.shape[axis]}."
-            )
-        super().__init__(env)
-        self.mesh, self.axis = mesh, axis
-        self.batch_sharding = NamedSharding(mesh, PartitionSpec(axis))
-        self.replicated = NamedSharding(mesh, PartitionSpec())
-
-    def _pin(self, tree: Any) -> Any:
-        n = self.env.num_envs
-
-        def pin(x: Any) -> Any:
-            leads = getattr(x, "ndim", 0) >= 1 and x.shape[0] == n
-            return jax.lax.with_sharding_constraint(x, self.batch_sharding if leads else self.replicated)
-
-        return jax.tree.map(pin, tree)
-
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.init(key))
-
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.reset(key, self._pin(state)))
-
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.reset(key, self._pin(state), where=where))
-
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.step(key, self._pin(state), self._pin(action)))
-
-    def over_time(self) -> NamedSharding:
-        """The sharding of a stacked (time, num_envs, ...) output, for ``jax.jit(out_shardings=...)``."""
-        return NamedSharding(self.mesh, PartitionSpec(None, self.axis))
+from envhub.wrappers.sharded import ShardedEnvironment  # its home; re-exported here, where it lived first
 
 
 def shard(env: Environment[Any, Any, Any], mesh: Mesh, axis: str | None = None) -> ShardedEnvironment:
@@ -85,13 +31,4 @@ def process_key(key: jax.Array) -> jax.Array:
     return jax.random.fold_in(key, jax.process_index())
 
 
-def _axis(mesh: Mesh, axis: str | None) -> str:
-    if axis is None:
-        if len(mesh.axis_names) != 1:
-            raise InvalidArgumentError(
-                f"The mesh has axes {mesh.axis_names}; name the one to shard environments over with axis=."
-            )
-        return str(mesh.axis_names[0])
-    if axis not in mesh.axis_names:
-        raise InvalidArgumentError(f"axis={axis!r} is not an axis of the mesh {mesh.axis_names}.")
-    return axis
+__all__ = ["ShardedEnvironment", "process_key", "shard"]

@@ -246,3 +246,6 @@ def _bound_repr(a: np.ndarray) -> str:
     if a.ndim >= 2 and np.all(a == a[:1]):
         return _bound_repr(a[0])
     return np.array2string(a, separator=", ", threshold=8, precision=4)
+
+
+__all__ = ["Box", "Discrete", "MultiDiscrete", "Space", "Tree"]

@@ -104,3 +104,6 @@ class HostStep(NamedTuple):
     truncated: Any
     final_obs: Any
     info: dict[str, Any]
+
+
+__all__ = ["HostState", "HostStep", "TimeStep", "truncated_unless_terminated"]

@@ -78,7 +78,7 @@ def test_render_gives_uint8_rgb_of_the_state_and_batches():
 def test_wrappers_render_the_inner_state():
     env = TimeLimit(PaintedCorridor(), 5)
     state, _ = env.init(KEY)
-    np.testing.assert_array_equal(env.render(state), PaintedCorridor().render(state.inner))
+    np.testing.assert_array_equal(env.render(state), PaintedCorridor().render(state.env_state))
 
 
 def test_an_env_without_renderer_says_so():

@@ -213,7 +213,7 @@ def test_discretize_pendulum():
     _, ts = env.step(KEY, state, jnp.array([4]))
     _, expected = inner.step(KEY, state, jnp.array([2.0]))
     np.testing.assert_allclose(ts.obs, expected.obs)
-    with pytest.raises(TypeError, match="needs a bounded Box action space"):
+    with pytest.raises(envhub.errors.InvalidArgumentError, match="Discretize needs a bounded Box action space"):
         Discretize(corridor(), 3)
 
 
@@ -243,7 +243,7 @@ def test_normalize_observation_batched():
     obs = np.asarray(ts.obs[100:]).reshape(-1, 4)
     assert np.all(np.abs(obs.mean(0)) < 0.5) and np.all(np.abs(obs.std(0) - 1) < 0.5)
     state, _ = env.init(KEY)
-    assert state.extra["mean"].shape == (4,)  # shared by the batch
+    assert state.wrapper_state["mean"].shape == (4,)  # shared by the batch
 
 
 def test_normalize_reward_keeps_the_original():
@@ -288,5 +288,5 @@ def test_action_repeat_refuses_host_envs():
     class FakeHost(Corridor):
         is_jax_native = False
 
-    with pytest.raises(TypeError, match="needs a JAX-native environment.*frame skip"):
+    with pytest.raises(envhub.errors.InvalidArgumentError, match="needs a JAX-native environment.*frame skip"):
         ActionRepeat(FakeHost(), 2)

@@ -16,6 +16,9 @@ from envhub.wrappers import (
     RecordEpisodeStatistics,
     StickyAction,
     TimeLimit,
+    TransformAction,
+    TransformObservation,
+    TransformReward,
 )
 
 
@@ -65,6 +68,10 @@ def test_time_limit_on_a_host_env_counts_per_episode():
             lambda e: StickyAction(NormalizeObservation(e), 0.3),
             testing.Options(time_limit_kwarg="max_episode_steps", time_limit=5),
         ),
+        (
+            lambda e: TransformReward(TransformObservation(TransformAction(e, lambda a: 1 - a), jnp.tanh), jnp.sign),
+            testing.Options(time_limit_kwarg="max_episode_steps", time_limit=5),
+        ),
     ],
 )
 def test_the_kit_passes_on_wrapped_host_envs(wrap, options):
@@ -80,3 +87,17 @@ def test_record_episode_statistics_on_a_host_env():
         state, ts = env.step(jax.random.key(i), state, jnp.array([0, 1]))
         lengths.append(np.asarray(ts.info["episode_length"]).tolist())
     assert [row[1] for row in lengths] == [1, 2, 3, 4, 1, 2, 3, 4]
+
+
+def test_transform_wrappers_on_a_host_env():
+    plain = cartpole(2)
+    env = TransformReward(TransformObservation(TransformAction(cartpole(2), lambda a: 1 - a), jnp.abs), jnp.negative)
+    key, actions = jax.random.key(0), jnp.array([[0, 1], [1, 1], [0, 0]], jnp.int32)
+    (plain_state, first), (state, wrapped_first) = plain.init(key), env.init(key)
+    np.testing.assert_array_equal(wrapped_first.obs, np.abs(first.obs))
+    for i, action in enumerate(actions):  # the wrapped env is given the flipped actions
+        plain_state, expected = plain.step(jax.random.key(i), plain_state, action)
+        state, ts = jax.jit(env.step)(jax.random.key(i), state, 1 - action)
+        np.testing.assert_array_equal(ts.obs, np.abs(expected.obs))
+        np.testing.assert_array_equal(ts.reward, -expected.reward)
+    assert env.observation_space.shape == (2, 4)

@@ -6,26 +6,32 @@ ones: it only calls the inner env's public ``init``/``reset``/``step``, passes t
 through untouched, and resets a subset of a batch with ``reset(key, state, where=mask)``.
 """
 
+from typing import Any
+
 from envhub.tree import select  # its home before envhub.tree
-from envhub.wrappers.actions import ClipAction, RescaleAction
-from envhub.wrappers.base import (
-    EpisodeStateWrapper,
-    TimeStepWrapper,
-    VmapEnvironment,
-    Wrapper,
-    WrapperState,
-    batch_shape,
-)
+from envhub.wrappers import base
+from envhub.wrappers.actions import ClipAction, Discretize, RescaleAction
+from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 from envhub.wrappers.episode import ActionRepeat, EpisodicLife, IgnoreTruncation, RecordEpisodeStatistics, TimeLimit
 from envhub.wrappers.frames import FrameStack, StickyAction
+from envhub.wrappers.normalize import NormalizeObservation, NormalizeReward
+from envhub.wrappers.sharded import ShardedEnvironment
 from envhub.wrappers.transform import (
     ClipReward,
-    Discretize,
     DropFinalObs,
     FlattenObservation,
-    NormalizeObservation,
-    NormalizeReward,
+    TransformAction,
+    TransformObservation,
+    TransformReward,
 )
+from envhub.wrappers.vmap import VmapEnvironment
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EpisodeStateWrapper":  # deprecated; base warns
+        return base.EpisodeStateWrapper
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ActionRepeat",
@@ -33,7 +39,6 @@ __all__ = [
     "ClipReward",
     "Discretize",
     "DropFinalObs",
-    "EpisodeStateWrapper",
     "EpisodicLife",
     "FlattenObservation",
     "FrameStack",
@@ -42,9 +47,14 @@ __all__ = [
     "NormalizeReward",
     "RecordEpisodeStatistics",
     "RescaleAction",
+    "ShardedEnvironment",
+    "StatefulWrapper",
     "StickyAction",
     "TimeLimit",
     "TimeStepWrapper",
+    "TransformAction",
+    "TransformObservation",
+    "TransformReward",
     "VmapEnvironment",
     "Wrapper",
     "WrapperState",

@@ -1,4 +1,7 @@
-"""Wrappers that change the action before the inner env sees it (continuous ``Box`` actions)."""
+"""Wrappers that change the action before the inner env sees it (continuous ``Box`` actions).
+
+Each is a ``TransformAction`` with a fixed function and the action space the agent now acts in.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,7 @@ import numpy as np
 from envhub import spaces
 from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
-from envhub.types import TimeStep
-from envhub.wrappers.base import Wrapper
+from envhub.wrappers.transform import TransformAction
 
 
 def _box(env: Environment[Any, Any, Any], wrapper: str, bounded: bool) -> spaces.Box:
@@ -24,7 +26,7 @@ def _box(env: Environment[Any, Any, Any], wrapper: str, bounded: bool) -> spaces
     return box
 
 
-class ClipAction(Wrapper):
+class ClipAction(TransformAction):
     """Clip actions to the ``Box`` action space's bounds, so a policy may output any real value.
 
     The action space becomes an unbounded ``Box`` of the same shape and dtype.
@@ -32,16 +34,14 @@ class ClipAction(Wrapper):
 
     def __init__(self, env: Environment[Any, Any, Any]):
         box = _box(env, "ClipAction", bounded=False)
-        super().__init__(env)
-        self._inner = box
-        self._replace_action_space(spaces.Box(-np.inf, np.inf, box.shape, box.dtype))
 
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        clipped = jnp.clip(action, self._inner.low, self._inner.high).astype(self._inner.dtype)
-        return self.env.step(key, state, clipped)
+        def clip(action: jax.Array) -> jax.Array:
+            return jnp.clip(action, box.low, box.high).astype(box.dtype)
+
+        super().__init__(env, clip, spaces.Box(-np.inf, np.inf, box.shape, box.dtype))
 
 
-class RescaleAction(Wrapper):
+class RescaleAction(TransformAction):
     """Take actions in ``[low, high]`` (default ``[-1, 1]``) and map them linearly onto the ``Box`` action space.
 
     The inner action space must be bounded; the action space becomes ``Box(low, high)`` of its shape.
@@ -51,14 +51,33 @@ class RescaleAction(Wrapper):
         box = _box(env, "RescaleAction", bounded=True)
         if not low < high:
             raise InvalidArgumentError(f"RescaleAction(low={low!r}, high={high!r}) needs low < high.")
-        super().__init__(env)
-        self._inner, self.low, self.high = box, low, high
-        self._replace_action_space(spaces.Box(low, high, box.shape, box.dtype))
+        scale = (box.high - box.low) / (high - low)
 
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        scale = (self._inner.high - self._inner.low) / (self.high - self.low)
-        inner_action = (self._inner.low + (action - self.low) * scale).astype(self._inner.dtype)
-        return self.env.step(key, state, inner_action)
+        def rescale(action: jax.Array) -> jax.Array:
+            return (box.low + (action - low) * scale).astype(box.dtype)
+
+        super().__init__(env, rescale, spaces.Box(low, high, box.shape, box.dtype))
+        self.low, self.high = low, high
 
 
-__all__ = ["ClipAction", "RescaleAction"]
+class Discretize(TransformAction):
+    """Turn a continuous ``Box`` action space into ``bins`` evenly spaced values per dimension.
+
+    The action space becomes ``MultiDiscrete`` of the Box's shape; action ``i`` of a dimension
+    means ``low + i * (high - low) / (bins - 1)``. The Box must be bounded.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], bins: int):
+        box = _box(env, "Discretize", bounded=True)
+        if not isinstance(bins, int) or bins < 2:
+            raise InvalidArgumentError(f"Discretize(bins={bins!r}) needs an int of at least 2.")
+        step = (box.high - box.low) / (bins - 1)
+
+        def continuous(action: jax.Array) -> jax.Array:
+            return (box.low + action * step).astype(box.dtype)
+
+        super().__init__(env, continuous, spaces.MultiDiscrete(np.full(box.shape, bins)))
+        self.bins = bins
+
+
+__all__ = ["ClipAction", "Discretize", "RescaleAction"]

@@ -1,28 +1,68 @@
-"""The ``Wrapper`` base class, ``WrapperState``, and the batching wrapper ``VmapEnvironment``."""
+"""The wrapper bases: ``Wrapper``, ``TimeStepWrapper``, ``StatefulWrapper``, and ``WrapperState``.
+
+Which to subclass: ``TimeStepWrapper`` when a wrapper only changes the TimeStep, ``StatefulWrapper``
+when it keeps state of its own, ``Wrapper`` for anything else (it delegates everything).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import warnings
+from typing import Any, overload
 
 import jax
-import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
 
+_UNSET: Any = object()
+_RENAMED = {"inner": "env_state", "extra": "wrapper_state"}  # WrapperState's names before issue 17
 
-@dataclasses.dataclass(frozen=True)
+
+def _renamed(old: str) -> None:
+    new = _RENAMED[old]
+    warnings.warn(f"WrapperState.{old} is deprecated; use WrapperState.{new}.", DeprecationWarning, stacklevel=3)
+
+
+@dataclasses.dataclass(frozen=True, init=False)
 class WrapperState:
-    """State of a stateful wrapper: the inner env's state plus the wrapper's own pytree."""
+    """State of a stateful wrapper: ``env_state`` (the wrapped env's state) and ``wrapper_state`` (its own)."""
 
-    inner: Any
-    extra: Any
+    env_state: Any
+    wrapper_state: Any
+
+    def __init__(self, env_state: Any = _UNSET, wrapper_state: Any = _UNSET, **renamed: Any):
+        for old, value in renamed.items():
+            if old not in _RENAMED:
+                raise InvalidArgumentError(f"WrapperState got {old!r}; its fields are env_state and wrapper_state.")
+            _renamed(old)
+            if (env_state if old == "inner" else wrapper_state) is not _UNSET:
+                raise InvalidArgumentError(
+                    f"WrapperState got both {old!r} and {_RENAMED[old]!r}; pass {_RENAMED[old]!r} only."
+                )
+            env_state, wrapper_state = (value, wrapper_state) if old == "inner" else (env_state, value)
+        if env_state is _UNSET or wrapper_state is _UNSET:
+            raise InvalidArgumentError("WrapperState needs both env_state and wrapper_state.")
+        object.__setattr__(self, "env_state", env_state)
+        object.__setattr__(self, "wrapper_state", wrapper_state)
+
+    @property
+    def inner(self) -> Any:
+        """Deprecated name of ``env_state``."""
+        _renamed("inner")
+        return self.env_state
+
+    @property
+    def extra(self) -> Any:
+        """Deprecated name of ``wrapper_state``."""
+        _renamed("extra")
+        return self.wrapper_state
 
 
-jax.tree_util.register_dataclass(WrapperState, data_fields=["inner", "extra"], meta_fields=[])
+jax.tree_util.register_dataclass(WrapperState, data_fields=["env_state", "wrapper_state"], meta_fields=[])
 
 
 def batch_shape(env: Environment[Any, Any, Any]) -> tuple[int, ...]:
@@ -30,14 +70,32 @@ def batch_shape(env: Environment[Any, Any, Any]) -> tuple[int, ...]:
     return () if env.num_envs is None else (env.num_envs,)
 
 
+class _SpaceOf:
+    """A space attribute of a wrapper: the one it declared with ``_replace_space``, else its env's."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, wrapper: None, owner: type) -> _SpaceOf: ...
+    @overload
+    def __get__(self, wrapper: Wrapper, owner: type | None = None) -> spaces.Space: ...
+    def __get__(self, wrapper: Wrapper | None, owner: type | None = None) -> spaces.Space | _SpaceOf:
+        if wrapper is None:  # looked up on the class
+            return self
+        own = wrapper.__dict__.get("_own_spaces", {}).get(self.name)
+        return own if own is not None else getattr(wrapper.env, self.name)
+
+
 class Wrapper(Environment[Any, Any, Any]):
     """Delegate everything to ``env``; subclasses override what they change."""
 
-    #: ``True`` when this wrapper's state is ``WrapperState(inner, extra)`` (rendering unwraps it).
+    #: ``True`` when this wrapper's state is a ``WrapperState`` (rendering unwraps it).
     wraps_state: bool = False
 
     def __init__(self, env: Environment[Any, Any, Any]):
         self.env = env
+        self._own_spaces: dict[str, spaces.Space] = {}
 
     def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
         return self.env.init(key)
@@ -52,10 +110,10 @@ class Wrapper(Environment[Any, Any, Any]):
         return self.env.reset(key, state, where=where)
 
     def _render(self, state: Any, index: int | None) -> Any:
-        return self.env.render(state.inner if self.wraps_state else state, index)
+        return self.env.render(state.env_state if self.wraps_state else state, index)
 
     def _render_html(self, states: Any, index: int) -> str:
-        return self.env._render_html(states.inner if self.wraps_state else states, index)
+        return self.env._render_html(states.env_state if self.wraps_state else states, index)
 
     @property
     def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -65,36 +123,15 @@ class Wrapper(Environment[Any, Any, Any]):
     def metadata(self) -> dict[str, Any]:
         return self.env.metadata
 
-    def _replace_observation_space(self, single: spaces.Space) -> None:
-        """Declare the observation space of one environment; the batched one follows."""
-        self.__dict__["_observation_spaces"] = (
-            single,
-            single if self.num_envs is None else single.batch(self.num_envs),
-        )
+    def _replace_space(self, kind: str, single: spaces.Space) -> None:
+        """Declare this wrapper's ``"observation"`` or ``"action"`` space of one env; the batched one follows."""
+        self._own_spaces[f"single_{kind}_space"] = single
+        self._own_spaces[f"{kind}_space"] = single if self.num_envs is None else single.batch(self.num_envs)
 
-    def _replace_action_space(self, single: spaces.Space) -> None:
-        """Declare the action space of one environment; the batched one follows."""
-        self.__dict__["_action_spaces"] = (single, single if self.num_envs is None else single.batch(self.num_envs))
-
-    @property
-    def action_space(self) -> spaces.Space:
-        own = self.__dict__.get("_action_spaces")
-        return own[1] if own else self.env.action_space
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        own = self.__dict__.get("_observation_spaces")
-        return own[1] if own else self.env.observation_space
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        own = self.__dict__.get("_action_spaces")
-        return own[0] if own else self.env.single_action_space
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        own = self.__dict__.get("_observation_spaces")
-        return own[0] if own else self.env.single_observation_space
+    action_space = _SpaceOf()
+    observation_space = _SpaceOf()
+    single_action_space = _SpaceOf()
+    single_observation_space = _SpaceOf()
 
     @property
     def id(self) -> str:  # type: ignore[override]
@@ -120,8 +157,8 @@ class Wrapper(Environment[Any, Any, Any]):
         return self.env.unwrapped
 
     def __getattr__(self, name: str) -> Any:
-        # Guard dunders so copy/pickle probing (__setstate__, ...) cannot recurse into `env`.
-        if name.startswith("__") or name == "env":
+        # Guard dunders and the wrapper's own attributes so copy/pickle probing cannot recurse into `env`.
+        if name.startswith("__") or name in ("env", "_own_spaces"):
             raise AttributeError(name)
         return getattr(self.env, name)
 
@@ -152,13 +189,14 @@ class TimeStepWrapper(Wrapper):
         return state, self._map(ts)
 
 
-class EpisodeStateWrapper(Wrapper):
-    """Base of wrappers with per-environment state of their own that restarts with every episode.
+class StatefulWrapper(Wrapper):
+    """Base of every wrapper with state of its own: ``WrapperState(env_state, wrapper_state)``.
 
-    The state is ``WrapperState(inner, extra)``. Subclasses implement ``_episode_start(ts)`` (their
-    ``extra`` at the start of an episode, from its first TimeStep) and ``_step``; ``_show_first(extra,
-    ts)`` changes what a first TimeStep shows (default: nothing). init, reset and ``reset(where=)``
-    (which restarts ``extra`` only where it resets) are written here, once.
+    Subclasses implement ``_episode_start(ts)`` (their ``wrapper_state`` for an environment that
+    starts an episode afresh, from its first TimeStep) and ``_step``. Optional: ``_show_first``
+    changes what a first TimeStep shows; ``_restart`` decides what a reset keeps (by default
+    nothing: the reset environments start afresh; statistics that outlive episodes override it).
+    init, reset and ``reset(where=)`` are written here, once.
     """
 
     wraps_state = True
@@ -166,67 +204,35 @@ class EpisodeStateWrapper(Wrapper):
     def _episode_start(self, ts: TimeStep[Any]) -> Any:
         raise NotImplementedError
 
-    def _show_first(self, extra: Any, ts: TimeStep[Any]) -> TimeStep[Any]:
+    def _restart(self, wrapper_state: Any, ts: TimeStep[Any], where: jax.Array | None) -> Any:
+        """``wrapper_state`` after a reset of every environment (``where=None``) or of those in ``where``."""
+        fresh = self._episode_start(ts)
+        return fresh if where is None else select(where, fresh, wrapper_state)
+
+    def _show_first(self, wrapper_state: Any, ts: TimeStep[Any]) -> TimeStep[Any]:
         return ts
 
-    def _started(self, inner: Any, ts: TimeStep[Any]) -> tuple[WrapperState, TimeStep[Any]]:
-        extra = self._episode_start(ts)
-        return WrapperState(inner, extra), self._show_first(extra, ts)
+    def _started(self, env_state: Any, ts: TimeStep[Any], wrapper_state: Any) -> tuple[WrapperState, TimeStep[Any]]:
+        return WrapperState(env_state, wrapper_state), self._show_first(wrapper_state, ts)
 
     def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._started(*self.env.init(key))
+        env_state, ts = self.env.init(key)
+        return self._started(env_state, ts, self._episode_start(ts))
 
     def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        return self._started(*self.env.reset(key, state.inner))
+        env_state, ts = self.env.reset(key, state.env_state)
+        return self._started(env_state, ts, self._restart(state.wrapper_state, ts, None))
 
     def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.reset(key, state.inner, where=where)
-        extra = select(where, self._episode_start(ts), state.extra)
-        return WrapperState(inner, extra), self._show_first(extra, ts)
+        env_state, ts = self.env.reset(key, state.env_state, where=where)
+        return self._started(env_state, ts, self._restart(state.wrapper_state, ts, where))
 
 
-class VmapEnvironment(Wrapper):
-    """Batch a JAX-native environment: one key in, ``num_envs`` keys split inside, vmap over all."""
+def __getattr__(name: str) -> Any:
+    if name == "EpisodeStateWrapper":  # its name before issue 17 gave every stateful wrapper one base
+        warnings.warn("EpisodeStateWrapper is deprecated; use StatefulWrapper.", DeprecationWarning, stacklevel=2)
+        return StatefulWrapper
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def __init__(self, env: Environment[Any, Any, Any], num_envs: int):
-        if not env.is_jax_native:
-            raise TypeError(f"{env.id!r} is not JAX-native; its backend must batch it with num_envs itself.")
-        super().__init__(env)
-        self._num_envs = num_envs
-        self._action_space = env.action_space.batch(num_envs)
-        self._observation_space = env.observation_space.batch(num_envs)
 
-    @property
-    def num_envs(self) -> int:  # type: ignore[override]
-        return self._num_envs
-
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.init)(jax.random.split(key, self._num_envs))
-
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.reset)(jax.random.split(key, self._num_envs), state)
-
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
-
-    def _render(self, state: Any, index: int | None) -> Any:
-        if index is not None:
-            return self.env.render(jax.tree.map(lambda x: x[index], state))
-        return np.stack([self.env.render(jax.tree.map(lambda x, i=i: x[i], state)) for i in range(self._num_envs)])
-
-    def _render_html(self, states: Any, index: int) -> str:
-        return self.env._render_html(jax.tree.map(lambda x: x[:, index], states), 0)
-
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        def reset_one(k: jax.Array, s: Any, w: jax.Array) -> tuple[Any, TimeStep[Any]]:
-            return self.env.reset(k, s, where=w)
-
-        return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where)
-
-    @property
-    def action_space(self) -> spaces.Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        return self._observation_space
+__all__ = ["StatefulWrapper", "TimeStepWrapper", "Wrapper", "WrapperState", "batch_shape"]

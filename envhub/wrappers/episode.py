@@ -11,10 +11,10 @@ from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import EpisodeStateWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
+from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 
-class TimeLimit(EpisodeStateWrapper):
+class TimeLimit(StatefulWrapper):
     """Truncate every episode after ``max_steps`` steps.
 
     The counter lives in the state and restarts at every episode end, natural or not. When the
@@ -33,20 +33,20 @@ class TimeLimit(EpisodeStateWrapper):
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         step_key, reset_key = jax.random.split(key)
-        inner, ts = self.env.step(step_key, state.inner, action)
-        elapsed = state.extra + 1
+        env_state, ts = self.env.step(step_key, state.env_state, action)
+        elapsed = state.wrapper_state + 1
         cut = (elapsed >= self.max_steps) & ~ts.done
 
-        def reset_cut(inner: Any) -> tuple[Any, Any]:
-            new_inner, first = self.env.reset(reset_key, inner, where=cut)
-            return new_inner, first.obs
+        def reset_cut(env_state: Any) -> tuple[Any, Any]:
+            new_env_state, first = self.env.reset(reset_key, env_state, where=cut)
+            return new_env_state, first.obs
 
-        def keep(inner: Any) -> tuple[Any, Any]:
-            return inner, ts.obs
+        def keep(env_state: Any) -> tuple[Any, Any]:
+            return env_state, ts.obs
 
-        inner, first_obs = jax.lax.cond(jnp.any(cut), reset_cut, keep, inner)
+        env_state, first_obs = jax.lax.cond(jnp.any(cut), reset_cut, keep, env_state)
         ts = ts.replace(obs=select(cut, first_obs, ts.obs), truncated=ts.truncated | cut)
-        return WrapperState(inner, jnp.where(ts.done, 0, elapsed)), ts
+        return WrapperState(env_state, jnp.where(ts.done, 0, elapsed)), ts
 
 
 class IgnoreTruncation(TimeStepWrapper):
@@ -65,7 +65,7 @@ class IgnoreTruncation(TimeStepWrapper):
         return ts.replace(final_obs=None) if self.drop_final_obs else ts
 
 
-class RecordEpisodeStatistics(EpisodeStateWrapper):
+class RecordEpisodeStatistics(StatefulWrapper):
     """Add episode statistics to ``info``, per environment.
 
     ``episode_return``/``episode_length``: the episode so far, this step included (on a step where
@@ -84,21 +84,21 @@ class RecordEpisodeStatistics(EpisodeStateWrapper):
             "last_episode_length": lengths,
         }
 
-    def _show_first(self, extra: dict[str, jax.Array], ts: TimeStep[Any]) -> TimeStep[Any]:
-        return ts.replace(info={**ts.info, **extra})
+    def _show_first(self, stats: dict[str, jax.Array], ts: TimeStep[Any]) -> TimeStep[Any]:
+        return ts.replace(info={**ts.info, **stats})
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.step(key, state.inner, action)
+        env_state, ts = self.env.step(key, state.env_state, action)
         current = {
-            "episode_return": state.extra["episode_return"] + ts.reward,
-            "episode_length": state.extra["episode_length"] + 1,
+            "episode_return": state.wrapper_state["episode_return"] + ts.reward,
+            "episode_length": state.wrapper_state["episode_length"] + 1,
         }
-        last = {f"last_{k}": jnp.where(ts.done, v, state.extra[f"last_{k}"]) for k, v in current.items()}
+        last = {f"last_{k}": jnp.where(ts.done, v, state.wrapper_state[f"last_{k}"]) for k, v in current.items()}
         carried = {k: jnp.where(ts.done, jnp.zeros_like(v), v) for k, v in current.items()}
-        return WrapperState(inner, {**carried, **last}), ts.replace(info={**ts.info, **current, **last})
+        return WrapperState(env_state, {**carried, **last}), ts.replace(info={**ts.info, **current, **last})
 
 
-class EpisodicLife(EpisodeStateWrapper):
+class EpisodicLife(StatefulWrapper):
     """End an episode (``terminated``) at every life lost, without resetting the game.
 
     Needs ``info["lives"]`` (Atari backends give it). After a lost life the game goes on: ``obs``
@@ -117,11 +117,11 @@ class EpisodicLife(EpisodeStateWrapper):
         return ts.info["lives"]
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.step(key, state.inner, action)
+        env_state, ts = self.env.step(key, state.env_state, action)
         lives = ts.info["lives"]
-        lost = (lives < state.extra) & ~ts.done
+        lost = (lives < state.wrapper_state) & ~ts.done
         ts = ts.replace(terminated=ts.terminated | lost)
-        return WrapperState(inner, lives), ts
+        return WrapperState(env_state, lives), ts
 
 
 class ActionRepeat(Wrapper):
@@ -133,7 +133,7 @@ class ActionRepeat(Wrapper):
 
     def __init__(self, env: Environment[Any, Any, Any], repeat: int):
         if not env.is_jax_native:
-            raise TypeError(
+            raise InvalidArgumentError(
                 f"ActionRepeat needs a JAX-native environment; {env.id!r} lives on the host, where finished "
                 f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
             )
@@ -157,3 +157,6 @@ class ActionRepeat(Wrapper):
 
         (state, ts, _), _ = jax.lax.scan(again, (state, ts, total), keys[1:])
         return state, ts
+
+
+__all__ = ["ActionRepeat", "EpisodicLife", "IgnoreTruncation", "RecordEpisodeStatistics", "TimeLimit"]

@@ -13,10 +13,10 @@ from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
-from envhub.wrappers.base import EpisodeStateWrapper, WrapperState, batch_shape
+from envhub.wrappers.base import StatefulWrapper, WrapperState, batch_shape
 
 
-class FrameStack(EpisodeStateWrapper):
+class FrameStack(StatefulWrapper):
     """Observe the last ``num_frames`` observations, stacked on a new axis after the batch axis.
 
     After a reset (or auto-reset) the stack holds only the new episode's first observation,
@@ -27,14 +27,14 @@ class FrameStack(EpisodeStateWrapper):
     def __init__(self, env: Environment[Any, Any, Any], num_frames: int):
         single = env.single_observation_space
         if not isinstance(single, spaces.Box):
-            raise TypeError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
+            raise InvalidArgumentError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
         if not isinstance(num_frames, int) or num_frames < 1:
             raise InvalidArgumentError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
         low, high = np.broadcast_to(single.low, stacked), np.broadcast_to(single.high, stacked)
-        self._replace_observation_space(spaces.Box(low, high, dtype=single.dtype))
+        self._replace_space("observation", spaces.Box(low, high, dtype=single.dtype))
         self._axis = len(batch_shape(env))
 
     def _fill(self, obs: jax.Array) -> jax.Array:
@@ -51,13 +51,13 @@ class FrameStack(EpisodeStateWrapper):
         return ts.replace(obs=frames, final_obs=frames)
 
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
-        inner, ts = self.env.step(key, state.inner, action)
-        reached = self._push(state.extra, ts.final_obs)
+        env_state, ts = self.env.step(key, state.env_state, action)
+        reached = self._push(state.wrapper_state, ts.final_obs)
         frames = select(ts.done, self._fill(ts.obs), reached)
-        return WrapperState(inner, frames), ts.replace(obs=frames, final_obs=reached)
+        return WrapperState(env_state, frames), ts.replace(obs=frames, final_obs=reached)
 
 
-class StickyAction(EpisodeStateWrapper):
+class StickyAction(StatefulWrapper):
     """With probability ``prob``, repeat the previous action instead of the given one.
 
     The draw uses its own key, split from the step key. At the start of every episode the
@@ -66,7 +66,9 @@ class StickyAction(EpisodeStateWrapper):
 
     def __init__(self, env: Environment[Any, Any, Any], prob: float = 0.25, noop: Any = 0):
         if isinstance(env.action_space, spaces.Tree):
-            raise TypeError(f"StickyAction needs an array action space; {env.id!r} has {env.action_space!r}.")
+            raise InvalidArgumentError(
+                f"StickyAction needs an array action space; {env.id!r} has {env.action_space!r}."
+            )
         if not 0.0 <= prob <= 1.0:
             raise InvalidArgumentError(f"StickyAction(prob={prob!r}) needs a probability in [0, 1].")
         super().__init__(env)
@@ -79,6 +81,9 @@ class StickyAction(EpisodeStateWrapper):
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         sticky_key, step_key = jax.random.split(key)
         stick = jax.random.bernoulli(sticky_key, self.prob, batch_shape(self.env))
-        taken = select(stick, state.extra, action)
-        inner, ts = self.env.step(step_key, state.inner, taken)
-        return WrapperState(inner, select(ts.done, jnp.asarray(self._noop), taken)), ts
+        taken = select(stick, state.wrapper_state, action)
+        env_state, ts = self.env.step(step_key, state.env_state, taken)
+        return WrapperState(env_state, select(ts.done, jnp.asarray(self._noop), taken)), ts
+
+
+__all__ = ["FrameStack", "StickyAction"]

@@ -49,7 +49,7 @@ class JitEachCall(Wrapper):
 
 class TestInvertedPendulum(testing.ConformanceTests):
     env_id = ENV
-    make_kwargs = {"episode_length": 50}
+    make_kwargs = {"max_episode_steps": 50}
 
     def make_env(self, **kwargs):
         # The kit's jit and vmap checks compare against eager calls; this keeps each one compiled.
@@ -127,11 +127,12 @@ def test_time_limit_is_truncation_with_the_reached_obs(truncation_run, raw_brax)
     assert np.flatnonzero(np.asarray(ts.truncated)).tolist() == [LIMIT - 1, 2 * LIMIT - 1]
     assert not np.asarray(ts.terminated).any()
     assert np.asarray(states.steps).tolist() == list(range(1, LIMIT)) + [0] + list(range(1, LIMIT)) + [0, 1]
-    # final_obs == obs except where the episode ended; there obs is a fresh reset with that step's key.
+    # final_obs == obs except where the episode ended; there obs is a fresh reset with that step's
+    # reset key (envhub.JaxEnvironment: split(key)[0] steps, split(key)[1] resets).
     ended = np.asarray(ts.done)
     np.testing.assert_array_equal(ts.final_obs[~ended], ts.obs[~ended])
     for t in np.flatnonzero(ended):
-        np.testing.assert_allclose(ts.obs[t], reset_obs(keys[t]), rtol=1e-6)
+        np.testing.assert_allclose(ts.obs[t], reset_obs(jax.random.split(keys[t])[1]), rtol=1e-6)
         assert not np.allclose(ts.obs[t], ts.final_obs[t])
 
 
@@ -167,7 +168,7 @@ def test_termination_dynamics_and_terminated_wins_over_the_time_limit(pendulum, 
     np.testing.assert_allclose(ts.reward[: t + 1], reward[: t + 1])
     assert np.flatnonzero(np.asarray(ts.done)[: t + 1]).tolist() == [t]
     assert bool(ts.terminated[t]) and not bool(ts.truncated[t])  # the limit falls on that step too
-    np.testing.assert_allclose(ts.obs[t], reset_obs(keys[t]), rtol=1e-6)
+    np.testing.assert_allclose(ts.obs[t], reset_obs(jax.random.split(keys[t])[1]), rtol=1e-6)
 
 
 def test_cached_resets_restart_every_episode_from_the_first_state():
@@ -200,7 +201,7 @@ def test_batched_step_compiles_once_and_resets_each_env_with_its_own_key(make_ke
         state, ts = step(key, state, action)
         if i % limit == limit - 1:
             assert np.asarray(ts.truncated).all() and not np.asarray(ts.terminated).any()
-            keys = jax.random.split(key, num_envs)
+            keys = jax.random.split(jax.random.split(key)[1], num_envs)  # a step resets with split(key)[1]
             if not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):  # PRNGKey's raw uint32 data
                 keys = jax.random.wrap_key_data(keys)  # the same keys, so reset_obs's one compile serves
             fresh = np.stack([reset_obs(keys[j]) for j in range(num_envs)])
@@ -231,7 +232,8 @@ def test_kwargs_reach_brax_and_mjx_is_the_default_pipeline():
     "kwargs, match",
     [
         ({"backend": "physx"}, r"backend='physx' for brax/inverted_pendulum: use one of \('mjx', 'generalized'"),
-        ({"episode_length": 0}, r"episode_length=0 .* must be a positive int, or None"),
+        ({"episode_length": 0}, r"max_episode_steps=0 \(brax's episode_length\) .* must be a positive int, or None"),
+        ({"max_episode_steps": 5, "episode_length": 5}, r"pass only max_episode_steps"),
         ({"reset_mode": "fresh"}, r"reset_mode='fresh' .* use one of \('real', 'cached'\)"),
         ({"action_repeat": 2}, r"action_repeat=2 .* envhub.wrappers.ActionRepeat"),
         ({"reset_spares": 1, "num_envs": 2}, r"reset_spares=1 for brax/inverted_pendulum: pass True or False"),

@@ -75,7 +75,7 @@ def test_pendulum_time_limit_is_truncation_with_the_true_final_obs():
     truncated, terminated = np.asarray(ts.truncated), np.asarray(ts.terminated)
     assert np.flatnonzero(truncated).tolist() == [199] and not terminated.any()  # step 200, 1-based
     step_key, reset_key = jax.random.split(keys[199])
-    reached, *_ = raw.step_env(step_key, _at(before, 199), actions[199], params)
+    reached, *_ = raw.step_env(step_key, _at(before, 199).env, actions[199], params)
     first_obs, _ = raw.reset_env(reset_key, params)
     np.testing.assert_allclose(ts.final_obs[199], reached, rtol=1e-6)
     np.testing.assert_allclose(ts.obs[199], first_obs, rtol=1e-6)
@@ -91,7 +91,7 @@ def test_cartpole_termination_keeps_the_terminal_obs():
     t = int(np.flatnonzero(np.asarray(ts.terminated))[0])
     assert not bool(ts.truncated[t]) and float(ts.reward[t]) == 1.0
     step_key, reset_key = jax.random.split(keys[t])
-    reached, _, _, raw_terminated, _ = raw.step_env(step_key, _at(before, t), actions[t], params)
+    reached, _, _, raw_terminated, _ = raw.step_env(step_key, _at(before, t).env, actions[t], params)
     assert bool(raw_terminated)
     np.testing.assert_allclose(ts.final_obs[t], reached, rtol=1e-6)
     np.testing.assert_allclose(ts.obs[t], raw.reset_env(reset_key, params)[0], rtol=1e-6)
@@ -105,8 +105,35 @@ def test_terminated_wins_when_the_time_limit_falls_on_a_terminal_step():
     before, keys, ts = _rollout_with_states(limited, key, actions)
     assert bool(ts.terminated[t]) and not bool(ts.truncated[t])
     raw = limited.unwrapped.gymnax_env  # gymnax itself reports both flags on that step
-    *_, raw_terminated, raw_truncated, _ = raw.step(keys[t], _at(before, t), actions[t], limited.unwrapped.params)
+    *_, raw_terminated, raw_truncated, _ = raw.step(keys[t], _at(before, t).env, actions[t], limited.unwrapped.params)
     assert bool(raw_terminated) and bool(raw_truncated)
+
+
+def test_max_episode_steps_is_the_time_limit_and_gymnax_name_an_alias():
+    assert envhub.make("gymnax/CartPole-v1", max_episode_steps=9).unwrapped.params.max_steps_in_episode == 9
+    with pytest.raises(envhub.errors.InvalidArgumentError, match="pass only max_episode_steps"):
+        envhub.make("gymnax/CartPole-v1", max_episode_steps=9, max_steps_in_episode=9)
+
+
+def test_state_wraps_gymnax_state_and_old_field_reads_warn():
+    state, _ = envhub.make("gymnax/CartPole-v1").init(jax.random.key(0))
+    assert type(state.env).__name__ == "EnvState" and int(state.steps) == 0
+    with pytest.warns(DeprecationWarning, match=r"write state.env.time"):
+        assert int(state.time) == 0
+
+
+def test_deepsea_keeps_its_cumulative_metrics_across_resets_like_gymnax():
+    env = envhub.make("gymnax/DeepSea-bsuite")
+    raw, params = gymnax.make("DeepSea-bsuite")
+    actions = jnp.zeros(40, jnp.int32)
+    before, keys, ts = _rollout_with_states(env, jax.random.key(3), actions)
+    assert int(ts.done.sum()) >= 3
+    for t in np.flatnonzero(np.asarray(ts.done)):
+        _, raw_next, *_ = raw.step(keys[t], _at(before, t).env, actions[t], params)
+        ours = _at(before, t + 1).env if t + 1 < len(actions) else None
+        if ours is not None:
+            np.testing.assert_array_equal(ours.total_bad_episodes, raw_next.total_bad_episodes)
+            np.testing.assert_allclose(ours.denoised_return, raw_next.denoised_return)
 
 
 def test_kwargs_and_params_reach_gymnax():

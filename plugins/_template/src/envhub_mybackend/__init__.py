@@ -18,15 +18,21 @@ ENVHUB_API = 1
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Tell envhub which environments this backend offers."""
-    register(
-        "Chain-v0",
-        make_chain,
-        description="walk right along a slippery chain",
-        check_options={"time_limit_kwarg": "max_steps"},  # how the conformance kit sets a time limit
-    )
+    for name in ("Chain-v0",):
+        register(
+            name,
+            make_chain,
+            batching="native",  # the factory takes num_envs: envhub.JaxEnvironment batches inside
+            description="walk right along a slippery chain",
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+        )
+
+
+# How the conformance kit drives each env (fields of envhub.testing.Options; "*" applies to all).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episode_steps"}}
 
 
 def make_chain(**kwargs: Any) -> envhub.Environment[Any, Any, Any]:
-    from envhub_mybackend.chain import Chain  # the heavy import happens here, on first make
+    from envhub_mybackend.chain import make_chain  # the heavy import happens here, on first make
 
-    return Chain(**kwargs)
+    return make_chain(**kwargs)

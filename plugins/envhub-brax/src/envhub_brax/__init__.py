@@ -1,6 +1,6 @@
 """envhub backend for brax: every brax environment, with true truncation, real resets and one compile.
 
-``envhub_brax.resets.reset_done`` is the batched auto-reset, reusable by other JAX-native backends.
+Built on ``envhub.JaxEnvironment``: the batch, time limit and same-step reset are the core's.
 
 brax is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
 """
@@ -20,10 +20,11 @@ ENVHUB_API = 1
 
 use_egl_when_headless()  # MuJoCo reads MUJOCO_GL once, when first imported (by brax): set it before
 
-# How the conformance kit drives brax environments: a short time limit through episode_length.
-CHECK_OPTIONS: dict[str, Any] = {"time_limit_kwarg": "episode_length", "time_limit": 7, "atol": 1e-4}
-# brax's test environment "fast" uses no randomness at all (its reset is all zeros).
-EXTRA_CHECK_OPTIONS: dict[str, dict[str, Any]] = {"fast": {"keys_matter": False}}
+# How the conformance kit drives brax environments (fields of envhub.testing.Options, "*" for all).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps", "time_limit": 7, "atol": 1e-4},
+    "fast": {"keys_matter": False},  # brax's test environment uses no randomness (its reset is all zeros)
+}
 
 
 @envhub.hookimpl
@@ -40,12 +41,12 @@ def envhub_register_envs(register: Any) -> None:
             functools.partial(make_brax_env, name),
             batching="native",
             description=f"brax (JAX physics, {backend} pipeline by default)" if backend else "brax (no physics)",
-            check_options={**CHECK_OPTIONS, **EXTRA_CHECK_OPTIONS.get(name, {})},
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
         )
 
 
 def make_brax_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
-    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``episode_length``, ``reset_mode``, ``reset_spares``."""
+    """Build brax ``name``; see ``BraxEnvironment`` for ``backend``, ``max_episode_steps``, ``reset_mode``, ``reset_spares``."""
     from envhub_brax.environment import BraxEnvironment
 
     return BraxEnvironment(name, num_envs=num_envs, **kwargs)

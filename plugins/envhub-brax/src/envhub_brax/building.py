@@ -45,7 +45,8 @@ def check_arguments(
         raise InvalidArgumentError(f"backend={backend!r} for brax/{name}: brax supports only {only}; {fix}.")
     if episode_length is not None and not _positive_int(episode_length):
         raise InvalidArgumentError(
-            f"episode_length={episode_length!r} for brax/{name} must be a positive int, or None for no time limit."
+            f"max_episode_steps={episode_length!r} (brax's episode_length) for brax/{name} must be a positive int, "
+            "or None for no time limit."
         )
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r} for brax/{name}: use one of {RESET_MODES}.")

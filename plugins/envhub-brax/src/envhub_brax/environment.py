@@ -1,16 +1,14 @@
 """``BraxEnvironment``: one brax environment (or a batch of them) behind the envhub API.
 
-brax's own training wrappers are not used. This module does their work once, with envhub's meaning:
-the step counter and time limit (``EpisodeWrapper``), the same-step auto-reset (``AutoResetWrapper``,
-but with a fresh ``reset`` per episode, see ``resets.py``, and the reached observation kept in
-``final_obs``) and the batch (``VmapWrapper``). Nothing is jitted here: the caller's ``jax.jit``
-traces ``init``/``reset``/``step`` (brax run op by op takes seconds per call).
+brax's own training wrappers are not used: envhub's JAX base (``envhub.JaxEnvironment``) does their
+work with envhub's meaning: the step counter and time limit (``EpisodeWrapper``), the same-step
+auto-reset (``AutoResetWrapper``, but with a fresh ``reset`` per episode, see ``envhub.resets``, and
+the reached observation kept in ``final_obs``) and the batch (``VmapWrapper``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib.metadata
 import os
 import sys
@@ -22,9 +20,10 @@ import numpy as np
 
 import envhub
 from envhub import spaces
-from envhub.tree import select
-from envhub.types import TimeStep, truncated_unless_terminated
-from envhub_brax import building, resets
+from envhub.jax_env import JaxState, JaxStep, take_time_limit
+from envhub_brax import building
+
+DEFAULT_LIMIT = 1000  # brax's training default episode length
 
 
 def use_egl_when_headless() -> None:
@@ -45,41 +44,20 @@ def import_brax_envs() -> Any:
     return envs
 
 
-@dataclasses.dataclass(frozen=True)
-class BraxState:
-    """The state of a brax environment (every leaf leads with ``num_envs`` when batched).
-
-    Attributes:
-        brax: brax's own ``brax.envs.State`` (``.pipeline_state`` is what rendering draws).
-        steps: int32 steps taken in the current episode.
-        first: ``reset_mode="cached"`` only: the brax state every episode restarts from; else ``None``.
-        spares: ``reset_spares`` only: the spare initial states (``envhub_brax.resets.Spares``); else ``None``.
-    """
-
-    brax: Any
-    steps: jax.Array
-    first: Any = None
-    spares: Any = None
+#: The state of a brax environment: ``state.env`` is brax's own ``brax.envs.State`` (its
+#: ``.pipeline_state`` is what rendering draws); see ``envhub.JaxState`` for the other fields.
+BraxState = JaxState
 
 
-jax.tree_util.register_dataclass(BraxState, data_fields=["brax", "steps", "first", "spares"], meta_fields=[])
-
-
-class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
-    """A brax environment with a time limit, same-step auto-reset, and true truncation.
+class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
+    """A brax environment on envhub's JAX base: time limit, same-step auto-reset, true truncation.
 
     Args:
         name: A name in brax's registry (``brax.envs.get_environment``).
         backend: brax's physics pipeline; ``None``: ``mjx`` where the environment supports it.
-        episode_length: Steps after which an episode is truncated; ``None`` for no limit.
-        reset_mode: ``"real"``: every episode starts from its own ``reset`` with its own key.
-            ``"cached"``: every episode of an environment restarts from that environment's first
-            state (brax's ``AutoResetWrapper`` behaviour, cheaper, but episodes repeat).
-        reset_spares: ``num_envs=N`` with real resets: ``True`` (the default) keeps one spare
-            initial state per environment, made ``N`` at a time when they run out (one batched reset
-            per ``N`` episode ends; the state's memory doubles); ``False`` resets the finished
-            environments on the step they end. See ``envhub_brax.resets``.
-        num_envs: ``None`` for one environment, ``N`` for a batch of ``N``.
+        max_episode_steps: Steps after which an episode is truncated (default 1000; ``None``: no
+            limit). ``episode_length``, brax's name, is an alias.
+        reset_mode, reset_spares, num_envs: see ``envhub.JaxEnvironment``.
         **kwargs: brax's constructor arguments of that environment.
     """
 
@@ -88,29 +66,30 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         name: str,
         *,
         backend: str | None = None,
-        episode_length: int | None = 1000,
         reset_mode: str = "real",
         reset_spares: bool | None = None,
         num_envs: int | None = None,
         **kwargs: Any,
     ):
-        building.check_arguments(name, backend, episode_length, reset_mode, reset_spares, num_envs, kwargs)
+        limit = take_time_limit(kwargs, "episode_length", DEFAULT_LIMIT)
+        building.check_arguments(name, backend, limit, reset_mode, reset_spares, num_envs, kwargs)
         brax_env = building.build(import_brax_envs(), name, backend, kwargs)
-        self._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
+        self._setup(name, brax_env, limit, reset_mode, reset_spares, num_envs)
 
     @classmethod
     def from_env(
         cls,
         brax_env: Any,
         *,
-        episode_length: int | None = 1000,
         reset_mode: str = "real",
         reset_spares: bool | None = None,
         num_envs: int | None = None,
+        **limit: Any,
     ) -> BraxEnvironment:
         """Wrap a brax environment object (yours, not only a registered one); no brax wrapper applied."""
         name = type(brax_env).__name__
-        building.check_arguments(name, None, episode_length, reset_mode, reset_spares, num_envs, {})
+        episode_length = take_time_limit(limit, "episode_length", DEFAULT_LIMIT)
+        building.check_arguments(name, None, episode_length, reset_mode, reset_spares, num_envs, limit)
         env = cls.__new__(cls)
         env._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)
         env.id = f"brax-object/{name}"
@@ -125,18 +104,19 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         reset_spares: bool | None,
         num_envs: int | None,
     ) -> None:
+        super().__init__(
+            num_envs=num_envs, max_episode_steps=episode_length, reset_mode=reset_mode, reset_spares=reset_spares
+        )
         self.name = name
         self.brax_env = brax_env
-        self.episode_length = episode_length
-        self.reset_mode = reset_mode
-        self.num_envs = num_envs
-        batched_real = num_envs is not None and reset_mode == "real"
-        self.reset_spares = batched_real and reset_spares is not False
         obs = jax.eval_shape(self.brax_env.reset, jax.random.key(0)).obs
         self._single_observation_space = _obs_space(obs)
         self._single_action_space = spaces.Box(-1.0, 1.0, (self.brax_env.action_size,), np.float32)
 
-    # --- spaces ------------------------------------------------------------------------------
+    @property
+    def episode_length(self) -> int | None:
+        """brax's name for ``max_episode_steps``."""
+        return self.max_episode_steps
 
     @property
     def single_action_space(self) -> spaces.Space:
@@ -146,36 +126,22 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
     def single_observation_space(self) -> spaces.Space:
         return self._single_observation_space
 
-    @property
-    def action_space(self) -> spaces.Space:
-        if self.num_envs is None:
-            return self._single_action_space
-        return self._single_action_space.batch(self.num_envs)
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        if self.num_envs is None:
-            return self._single_observation_space
-        return self._single_observation_space.batch(self.num_envs)
-
     render_modes = ("rgb_array", "html")
 
     @property
     def metadata(self) -> dict[str, Any]:
         return {
-            "time_limit": self.episode_length,
+            **super().metadata,
             "library": f"brax {importlib.metadata.version('brax')}",
             "pipeline": getattr(self.brax_env, "backend", None),
-            "reset_mode": self.reset_mode,
-            "reset_spares": self.reset_spares,
         }
 
-    def _render(self, state: BraxState, index: int | None) -> Any:
+    def _render(self, state: JaxState[Any], index: int | None) -> Any:
         from envhub_brax.render import draw
 
         return draw(self, state, index)
 
-    def _render_html(self, states: BraxState, index: int) -> str:
+    def _render_html(self, states: JaxState[Any], index: int) -> str:
         from envhub_brax.render import render_html
 
         return render_html(self, states, index=index)
@@ -190,77 +156,16 @@ class BraxEnvironment(envhub.Environment[BraxState, Any, jax.Array]):
         """brax's ``System`` of this environment (what brax's rendering needs)."""
         return self.brax_env.sys
 
-    # --- one environment ---------------------------------------------------------------------
+    # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
-    def _brax_reset(self, key: jax.Array) -> Any:
-        return _strong(self.brax_env.reset(key))
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        brax_state = self.brax_env.reset(key)
+        return brax_state, brax_state.obs
 
-    def _brax_step(self, brax_state: Any, action: jax.Array) -> Any:
-        # brax returns weak-typed reward/done (and info) from step but not from reset: cast them,
-        # so (state, ts) has one structure and jit(step) compiles once.
-        return _strong(self.brax_env.step(brax_state, action))
-
-    def _flags(self, stepped: Any, steps: jax.Array) -> tuple[jax.Array, jax.Array]:
-        terminated = stepped.done > 0
-        if self.episode_length is None:
-            return terminated, jnp.zeros_like(terminated)
-        return terminated, truncated_unless_terminated(terminated, steps >= self.episode_length)
-
-    def _first_timestep(self, brax_state: Any) -> TimeStep[Any]:
-        batch = () if self.num_envs is None else (self.num_envs,)
-        return TimeStep.first(brax_state.obs, _zeros(brax_state.metrics), batch)
-
-    # --- envhub API --------------------------------------------------------------------------
-
-    def _init(self, key: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
-        if self.num_envs is None:
-            brax_state = self._brax_reset(key)
-        else:
-            brax_state = jax.vmap(self._brax_reset)(jax.random.split(key, self.num_envs))
-        steps = jnp.zeros(jnp.shape(brax_state.reward), jnp.int32)
-        first = brax_state if self.reset_mode == "cached" else None
-        spares = resets.no_spares(brax_state) if self.reset_spares else None
-        return BraxState(brax_state, steps, first, spares), self._first_timestep(brax_state)
-
-    def _reset(self, key: jax.Array, state: BraxState) -> tuple[BraxState, TimeStep[Any]]:
-        if self.reset_mode == "cached":
-            return dataclasses.replace(
-                state, brax=state.first, steps=jnp.zeros_like(state.steps)
-            ), self._first_timestep(state.first)
-        return self._init(key)
-
-    def _reset_where(self, key: jax.Array, state: BraxState, where: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
-        new, ts = self._reset(key, state)  # the spares stay: they are still unused
-        kept = dataclasses.replace(state, brax=select(where, new.brax, state.brax))
-        return dataclasses.replace(kept, steps=jnp.where(where, 0, state.steps)), ts
-
-    def _step(self, key: jax.Array, state: BraxState, action: jax.Array) -> tuple[BraxState, TimeStep[Any]]:
-        if self.num_envs is None:
-            stepped = self._brax_step(state.brax, action)
-        else:
-            stepped = jax.vmap(self._brax_step)(state.brax, action)
-        steps = state.steps + 1
-        terminated, truncated = self._flags(stepped, steps)
-        done = jnp.logical_or(terminated, truncated)
-        spares = state.spares
-        if self.reset_mode == "cached":
-            new = select(done, state.first, stepped)
-        elif self.num_envs is None:
-            # One environment: reset only when the episode ended (under jax.vmap this becomes a select).
-            new = jax.lax.cond(done, lambda: self._brax_reset(key), lambda: stepped)
-        elif self.reset_spares:
-            new, spares = resets.reset_from_spares(self._brax_reset, key, done, stepped, spares)
-        else:  # environment i resets with split(key, N)[i]
-            new = resets.reset_done(self._brax_reset, jax.random.split(key, self.num_envs), done, stepped)
-        ts = TimeStep(
-            obs=new.obs,
-            reward=stepped.reward.astype(jnp.float32),
-            terminated=terminated,
-            truncated=truncated,
-            final_obs=stepped.obs,
-            info=dict(stepped.metrics),
-        )
-        return BraxState(new, jnp.where(done, 0, steps), state.first, spares), ts
+    def _step_one(self, key: jax.Array, state: Any, action: jax.Array) -> JaxStep:
+        stepped = self.brax_env.step(state, action)  # brax's step takes no key
+        no_truncation = jnp.zeros((), jnp.bool_)  # brax has no time limit of its own: the base's counts
+        return JaxStep(stepped, stepped.obs, stepped.reward, stepped.done > 0, no_truncation, dict(stepped.metrics))
 
 
 def _obs_space(obs: Any) -> spaces.Space:
@@ -268,11 +173,3 @@ def _obs_space(obs: Any) -> spaces.Space:
     if isinstance(obs, dict):
         return spaces.Tree({k: _obs_space(v) for k, v in obs.items()})
     return spaces.Box(-np.inf, np.inf, tuple(obs.shape), np.dtype(obs.dtype))
-
-
-def _strong(tree: Any) -> Any:
-    return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
-
-
-def _zeros(tree: Any) -> Any:
-    return jax.tree.map(jnp.zeros_like, tree)

@@ -25,7 +25,7 @@ def pipeline_states(env: Any, states: Any, index: int = 0) -> list[Any]:
         stacked = jax.device_get(states)
     if not isinstance(stacked, BraxState):
         raise TypeError(f"states must be envhub-brax states (BraxState), got {type(stacked).__name__}.")
-    frames = stacked.brax.pipeline_state
+    frames = stacked.env.pipeline_state
     if env.num_envs is not None:
         frames = jax.tree.map(lambda x: x[:, index], frames)
     length = len(jax.tree.leaves(frames)[0])
@@ -70,7 +70,7 @@ def draw(env: Any, state: Any, index: int | None, *, height: int = 240, width: i
 
     from envhub.errors import RenderError
 
-    pipeline = jax.device_get(state.brax.pipeline_state)
+    pipeline = jax.device_get(state.env.pipeline_state)
     if env.num_envs is not None:
         indices = range(env.num_envs) if index is None else [index]
         batch = [jax.tree.map(lambda x, i=i: x[i], pipeline) for i in indices]

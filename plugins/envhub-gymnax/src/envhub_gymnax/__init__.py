@@ -23,6 +23,7 @@ UNAVAILABLE = {
 # gymnax's DiscountingChain, Pong and SpaceInvaders use no randomness at all, and DeepSea only
 # with sample_action_map=True (its default is the constructor's fixed map): keys cannot matter.
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps"},
     # The observation is also a normalised clock, t / max_steps_in_episode.
     "DiscountingChain-bsuite": {"obs_depend_on_time_limit": True, "keys_matter": False},
     "DeepSea-bsuite": {"keys_matter": False},
@@ -46,13 +47,14 @@ def envhub_register_envs(register: Any) -> None:
             name,
             functools.partial(make_gymnax_env, name),
             description="gymnax (JAX-native)",
-            check_options={"time_limit_kwarg": "max_steps_in_episode", **CHECK_OPTIONS.get(name, {})},
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
         )
 
 
 def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
     """Build gymnax ``name``: ``params`` replaces its ``EnvParams``; kwargs naming ``EnvParams``
-    fields (e.g. ``max_steps_in_episode``) update them; the other kwargs go to its constructor."""
+    fields update them (``max_episode_steps`` sets ``max_steps_in_episode``, gymnax's name, also
+    accepted); the other kwargs go to its constructor."""
     from envhub_gymnax.environment import GymnaxEnvironment
 
     return GymnaxEnvironment(name, params=params, **kwargs)

@@ -14,7 +14,7 @@ from gymnax.environments import spaces as gymnax_spaces
 
 import envhub
 from envhub import spaces
-from envhub.types import TimeStep
+from envhub.jax_env import JaxStep, take_time_limit
 
 
 def _unbounded(space: spaces.Space) -> spaces.Space:
@@ -34,15 +34,24 @@ SPACE_FIXES = {
     "MemoryChain-bsuite": _unbounded,
 }
 
+# State fields that outlive an episode: bsuite's DeepSea keeps its cumulative metrics on reset
+# (its own ``step`` carries them over; ``_restart_one`` does the same).
+KEPT_ACROSS_RESETS = ("total_bad_episodes", "denoised_return")
+
 # Keys of gymnax's step info that TimeStep already carries as fields.
 _MOVED_TO_TIMESTEP = ("final_observation", "terminated", "truncated")
 
 
-class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
-    """Wrap one gymnax environment; its own same-step auto-reset and ``final_observation`` are kept."""
+class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
+    """One gymnax environment on envhub's JAX base: gymnax's ``reset_env``/``step_env`` with its own time
+    limit (``is_truncated``); the base's same-step auto-reset splits keys as gymnax's ``step`` does,
+    so trajectories equal gymnax's own."""
 
     def __init__(self, name: str, params: Any = None, **kwargs: Any):
         # kwargs naming EnvParams fields update the params; the rest go to gymnax's constructor.
+        limit = take_time_limit(kwargs, "max_steps_in_episode", None)
+        if limit is not None:
+            kwargs["max_steps_in_episode"] = limit
         gymnax_env, default_params = gymnax.make(name)
         field_names = {f.name for f in dataclasses.fields(default_params)}
         constructor_kwargs = {k: v for k, v in kwargs.items() if k not in field_names}
@@ -61,12 +70,12 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
         return env
 
     def _setup(self, name: str, gymnax_env: Any, params: Any) -> None:
+        super().__init__()  # gymnax keeps its own time limit (params.max_steps_in_episode)
         self.gymnax_env, self.params = gymnax_env, params
         self._action_space = to_envhub_space(gymnax_env.action_space(params))
         declared = to_envhub_space(gymnax_env.observation_space(params))
         obs_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[0], jax.random.key(0))
         self._observation_space = SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes))
-        self._info_template: Any = None
 
     @property
     def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -92,7 +101,7 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
                 f"gymnax's visualizer has no drawing for {self.gymnax_env.name!r}",
                 "record its observations instead (gymnax draws classic control, MinAtar, Catch, mazes and PointRobot)",
             )
-        return draw(self, jax.device_get(state))
+        return draw(self, jax.device_get(state.env))
 
     def _close(self) -> None:
         renderer = self.__dict__.pop("_gym_renderer", None)
@@ -100,34 +109,26 @@ class GymnaxEnvironment(envhub.Environment[Any, Any, Any]):
             renderer.close()
 
     @property
-    def action_space(self) -> spaces.Space:
+    def single_action_space(self) -> spaces.Space:
         return self._action_space
 
     @property
-    def observation_space(self) -> spaces.Space:
+    def single_observation_space(self) -> spaces.Space:
         return self._observation_space
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        obs, state = self.gymnax_env.reset(key, self.params)
-        state = jax.tree.map(_strong, state)  # some gymnax resets return weak-typed leaves; steps do not
-        return state, TimeStep.first(obs, self._empty_info(key, state))
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        obs, state = self.gymnax_env.reset_env(key, self.params)
+        return state, obs
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return self._init(key)
+    def _restart_one(self, key: jax.Array, state: Any) -> tuple[Any, Any]:
+        new, obs = self._reset_one(key)
+        kept = {name: getattr(state, name) for name in KEPT_ACROSS_RESETS if hasattr(state, name)}
+        return (new.replace(**kept) if kept else new), obs
 
-    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        obs, state, reward, terminated, truncated, info = self.gymnax_env.step(key, state, action, self.params)
-        state = jax.tree.map(_strong, state)  # some gymnax steps return weak-typed state leaves
-        ts = TimeStep.transition(obs, reward, terminated, truncated, info["final_observation"], _public_info(info))
-        return state, ts
-
-    def _empty_info(self, key: jax.Array, state: Any) -> dict[str, Any]:
-        """Zeros shaped like a step's info, so init/reset/step share one pytree structure."""
-        if self._info_template is None:
-            action = self._action_space.sample(jax.random.key(0))
-            shapes = jax.eval_shape(lambda k, s, a: self._step(k, s, a)[1].info, key, state, action)
-            self._info_template = shapes
-        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_template)
+    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
+        obs, state, reward, terminated, info = self.gymnax_env.step_env(key, state, action, self.params)
+        truncated = self.gymnax_env.is_truncated(state, self.params)
+        return JaxStep(state, obs, reward, terminated, truncated, _public_info(info))
 
 
 def _like(default: Any, value: Any) -> Any:
@@ -140,13 +141,8 @@ def _like(default: Any, value: Any) -> Any:
 
 
 def _public_info(info: dict[str, Any]) -> dict[str, Any]:
-    """Drop the keys TimeStep carries; strip weak types so the structure matches init's zeros."""
-    return {k: _strong(v) for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
-
-
-def _strong(x: Any) -> jax.Array:
-    x = jnp.asarray(x)
-    return x.astype(x.dtype)
+    """Drop the keys TimeStep carries (gymnax's ``step`` adds them; ``step_env`` may too)."""
+    return {k: v for k, v in info.items() if k not in _MOVED_TO_TIMESTEP}
 
 
 def match_dtypes(space: spaces.Space, shapes: Any) -> spaces.Space:

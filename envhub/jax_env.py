@@ -1,0 +1,287 @@
+"""``JaxEnvironment``: the base of JAX-native backends, the counterpart of ``HostEnvironment``.
+
+A backend describes one environment with two pure functions, ``_reset_one(key) -> (state, obs)`` and
+``_step_one(key, state, action) -> JaxStep`` (no auto-reset, no batch), and its two single spaces.
+The base does the rest, once for every backend: the batch (``num_envs``: ``vmap`` inside, one key
+in), the episode step counter and time limit (``max_episode_steps``, reported as truncation), the
+flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``envhub.resets``:
+only when some env is done, also under ``jax.vmap``), weak types cast away so ``jit(step)`` traces
+once, and zero ``info`` at init and reset with the structure of a step's.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import warnings
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+from envhub import resets, spaces
+from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.tree import select
+from envhub.types import TimeStep
+
+S = TypeVar("S")
+Obs = TypeVar("Obs")
+Action = TypeVar("Action")
+
+#: The make kwarg that sets the time limit on every first-party backend (native names are aliases).
+TIME_LIMIT_KWARG = "max_episode_steps"
+RESET_MODES = ("real", "cached")
+
+
+class JaxStep(NamedTuple):
+    """What ``_step_one`` returns for one environment: the step as the backend computed it, before any reset.
+
+    ``truncated`` is the backend's own truncation (``False`` if it has none); the base adds its time limit.
+    """
+
+    state: Any
+    obs: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    info: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxState(Generic[S]):
+    """The state of a ``JaxEnvironment`` (every leaf leads with ``num_envs`` when batched).
+
+    Attributes:
+        env: The backend's own state.
+        steps: int32 steps taken in the current episode.
+        first: ``reset_mode="cached"`` only: ``(env, obs)`` every episode restarts from; else ``None``.
+        spares: ``reset_spares`` only: spare initial ``(env, obs)`` pairs (``envhub.resets.Spares``); else ``None``.
+    """
+
+    env: S
+    steps: jax.Array
+    first: Any = None
+    spares: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Backends used to return their own state: its fields stay readable here, with a warning.
+        if name.startswith("__") or name in ("env", "steps", "first", "spares"):
+            raise AttributeError(name)
+        value = getattr(self.env, name)
+        warnings.warn(
+            f"state.{name} reads the backend's own state; write state.env.{name} (JaxState wraps it).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+
+
+jax.tree_util.register_dataclass(JaxState, data_fields=["env", "steps", "first", "spares"], meta_fields=[])
+
+
+class JaxEnvironment(Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
+    """Base of JAX-native backends: implement ``_reset_one``, ``_step_one`` and the two single spaces.
+
+    Args:
+        num_envs: ``None`` for one environment, ``N`` for a batch of ``N`` (vmapped inside).
+        max_episode_steps: Steps after which an episode is truncated; ``None`` for no limit of the base's
+            own (the backend may still report its own truncation).
+        reset_mode: ``"real"``: every episode starts from its own reset and key. ``"cached"``: every
+            episode restarts from the environment's first state (cheaper; episodes repeat).
+        reset_spares: batched real resets only: ``True`` keeps one spare initial state per environment
+            (``envhub.resets.reset_from_spares``; default), ``False`` resets the finished ones on
+            the step they end (``envhub.resets.reset_done``).
+    """
+
+    def __init__(
+        self,
+        *,
+        num_envs: int | None = None,
+        max_episode_steps: int | None = None,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+    ):
+        _check_arguments(num_envs, max_episode_steps, reset_mode)
+        self.num_envs = num_envs
+        self.max_episode_steps = max_episode_steps
+        self.reset_mode = reset_mode
+        restarts_plainly = type(self)._restart_one is JaxEnvironment._restart_one
+        self.reset_spares = (
+            num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
+        )
+        self._info_shapes: Any = None
+
+    # --- what backends implement -------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _reset_one(self, key: jax.Array) -> tuple[S, Obs]:
+        """One environment's initial state and observation."""
+
+    @abc.abstractmethod
+    def _step_one(self, key: jax.Array, state: S, action: Action) -> JaxStep:
+        """One environment's step, without auto-reset and without the base's time limit."""
+
+    def _restart_one(self, key: jax.Array, state: S) -> tuple[S, Obs]:
+        """The auto-reset of one environment whose episode ended in ``state``; default ``_reset_one(key)``.
+
+        Override it when something outlives an episode (e.g. cumulative counters); spare initial
+        states cannot depend on the old state, so an override turns ``reset_spares`` off.
+        """
+        return self._reset_one(key)
+
+    @property
+    @abc.abstractmethod
+    def single_observation_space(self) -> spaces.Space:
+        """Observation space of one environment."""
+
+    @property
+    @abc.abstractmethod
+    def single_action_space(self) -> spaces.Space:
+        """Action space of one environment."""
+
+    # --- spaces and metadata -----------------------------------------------------------------
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        single = self.single_observation_space
+        return single if self.num_envs is None else single.batch(self.num_envs)
+
+    @property
+    def action_space(self) -> spaces.Space:
+        single = self.single_action_space
+        return single if self.num_envs is None else single.batch(self.num_envs)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"time_limit": self.max_episode_steps, "reset_mode": self.reset_mode, "reset_spares": self.reset_spares}
+
+    # --- the envhub API: called eagerly, one compiled program per method; traced, inlined -------
+
+    def _init(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._init_traced, key)
+
+    def _reset(self, key: jax.Array, state: JaxState[S]) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._reset_traced, key, state)
+
+    def _reset_where(self, key: jax.Array, state: JaxState[S], where: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._reset_where_traced, key, state, where)
+
+    def _step(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._step_traced, key, state, action)
+
+    def _compiled_if_eager(self, method: Any, *args: Any) -> Any:
+        """Run ``method`` inline under a trace; eagerly, through this env's own ``jax.jit`` of it
+        (op by op, a physics step takes seconds and every ``lax.cond`` would compile anew)."""
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
+            return method(*args)
+        compiled = self.__dict__.setdefault("_compiled", {})
+        name = method.__name__
+        if name not in compiled:
+            compiled[name] = jax.jit(method)
+        return compiled[name](*args)
+
+    def _init_traced(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
+        env, obs = self._map(self._fresh, key)
+        steps = jnp.zeros(self._batch, jnp.int32)
+        first = (env, obs) if self.reset_mode == "cached" else None
+        spares = resets.no_spares((env, obs)) if self.reset_spares else None
+        return JaxState(env, steps, first, spares), self._first_timestep(obs, key, env)
+
+    def _reset_traced(self, key: jax.Array, state: JaxState[S]) -> tuple[JaxState[S], TimeStep[Obs]]:
+        if self.reset_mode == "cached":
+            env, obs = state.first
+            return dataclasses.replace(state, env=env, steps=jnp.zeros_like(state.steps)), self._first_timestep(
+                obs, key, env
+            )
+        new, ts = self._init_traced(key)
+        return dataclasses.replace(new, spares=state.spares), ts  # the spares stay: they are still unused
+
+    def _reset_where_traced(
+        self, key: jax.Array, state: JaxState[S], where: jax.Array
+    ) -> tuple[JaxState[S], TimeStep[Obs]]:
+        new, ts = self._reset_traced(key, state)
+        return dataclasses.replace(
+            state, env=select(where, new.env, state.env), steps=jnp.where(where, 0, state.steps)
+        ), ts
+
+    def _step_traced(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
+        step_key, reset_key = jax.random.split(key)  # as gymnax: gymnax envs match their own step
+        out = _strong(self._map(self._step_one, step_key, state.env, action))
+        steps = state.steps + 1
+        truncated = jnp.asarray(out.truncated, jnp.bool_)
+        if self.max_episode_steps is not None:
+            truncated = truncated | (steps >= self.max_episode_steps)
+        ts = TimeStep.transition(out.obs, out.reward, out.terminated, truncated, out.obs, out.info)
+        (env, obs), spares = self._auto_reset(reset_key, ts.done, (out.state, out.obs), state)
+        return JaxState(env, jnp.where(ts.done, 0, steps), state.first, spares), ts.replace(obs=obs)
+
+    # --- the machinery -----------------------------------------------------------------------
+
+    @property
+    def _batch(self) -> tuple[int, ...]:
+        return () if self.num_envs is None else (self.num_envs,)
+
+    def _map(self, fn: Any, key: jax.Array, *args: Any) -> Any:
+        """``fn(key, *args)`` for one environment, or vmapped over ``num_envs`` with ``split(key, num_envs)``."""
+        if self.num_envs is None:
+            return fn(key, *args)
+        return jax.vmap(fn)(jax.random.split(key, self.num_envs), *args)
+
+    def _fresh(self, key: jax.Array) -> tuple[S, Obs]:
+        return _strong(self._reset_one(key))
+
+    def _auto_reset(self, key: jax.Array, done: jax.Array, reached: Any, state: JaxState[S]) -> tuple[Any, Any]:
+        """``(env, obs)`` after the same-step reset of the environments that are done, and the spares left."""
+        if self.reset_mode == "cached":
+            return select(done, state.first, reached), state.spares
+        if self.reset_spares:
+            return resets.reset_from_spares(self._fresh, key, done, reached, state.spares)
+        restart = lambda k, reached: _strong(self._restart_one(k, reached[0]))  # noqa: E731
+        return self._map(lambda k, d, r: resets.reset_if_done(restart, k, d, r), key, done, reached), None
+
+    def _first_timestep(self, obs: Obs, key: jax.Array, env: S) -> TimeStep[Obs]:
+        return TimeStep.first(obs, self._zero_info(key, env), self._batch)
+
+    def _zero_info(self, key: jax.Array, env: S) -> dict[str, Any]:
+        """Zeros shaped like a step's info, so init, reset and step share one pytree structure."""
+        if self._info_shapes is None:
+            action = self.action_space.sample(jax.random.key(0))
+            self._info_shapes = jax.eval_shape(
+                lambda k, e, a: _strong(self._map(self._step_one, k, e, a).info), key, env, action
+            )
+        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_shapes)
+
+
+def take_time_limit(kwargs: dict[str, Any], native: str, default: Any) -> Any:
+    """Pop the time limit from make ``kwargs``: ``max_episode_steps``, or the backend's ``native`` name (an alias).
+
+    Raises:
+        InvalidArgumentError: both names were given.
+    """
+    given = [name for name in (TIME_LIMIT_KWARG, native) if name in kwargs]
+    if len(given) == 2:
+        raise InvalidArgumentError(
+            f"{TIME_LIMIT_KWARG}={kwargs[TIME_LIMIT_KWARG]!r} and {native}={kwargs[native]!r} both set the time limit; "
+            f"pass only {TIME_LIMIT_KWARG} ({native} is the backend's own name for it)."
+        )
+    return kwargs.pop(given[0]) if given else default
+
+
+def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any) -> None:
+    if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
+        raise InvalidArgumentError(f"num_envs={num_envs!r}: use None (one environment) or an int >= 1.")
+    if max_episode_steps is not None and (
+        isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1
+    ):
+        raise InvalidArgumentError(f"{TIME_LIMIT_KWARG}={max_episode_steps!r}: use None (no limit) or an int >= 1.")
+    if reset_mode not in RESET_MODES:
+        raise InvalidArgumentError(f"reset_mode={reset_mode!r}: use one of {RESET_MODES}.")
+
+
+def _strong(tree: Any) -> Any:
+    """Cast weak-typed leaves (Python scalars from the backend) to strong types: one trace for every step."""
+    return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
+
+
+__all__ = ["RESET_MODES", "TIME_LIMIT_KWARG", "JaxEnvironment", "JaxState", "JaxStep", "take_time_limit"]

@@ -1,0 +1,134 @@
+"""Same-step auto-reset for JAX-native environments: reset only what finished, only when something did.
+
+``reset_if_done`` resets one environment when its episode ended (``lax.cond``). Under ``jax.vmap``
+a ``cond`` on a batched predicate becomes a ``select`` that computes the reset on every step;
+``reset_if_done`` carries its own batching rule instead: one batched reset, skipped when no member
+finished.
+
+For batches made inside the environment (``num_envs``): on CPU a batched reset costs about the same
+for 1 or ``num_envs`` members (its many small kernels dominate), so what costs is how often it runs,
+not its size. Two schemes, both giving every episode its own sample of the reset distribution:
+
+- ``reset_from_spares``: every row of ``Spares`` holds one spare initial state. The ``k``-th finished
+  member of a step (by index) takes the ``k``-th unused spare; when a step needs more spares than
+  are left, all ``num_envs`` rows are refilled first, in one batched reset. So resetting costs one
+  batched reset per ``num_envs`` episode ends, about once per episode length, instead of one per
+  step. The price is memory: the spares double the state.
+- ``reset_done``: the members that finished are reset on that step (``reset_if_done`` under
+  ``vmap``: one batched reset, skipped when none finished), with no extra memory.
+
+Keys are derived per row index (``split(key, num_envs)[i]``), and the spares' bookkeeping is
+per row too, so results do not depend on how the batch is sharded over devices. Every leaf of
+``Spares`` leads with ``num_envs``: a wrapper that keeps some members' old state (a per-member
+``select``) keeps their rows of the spares with them; the generation stamps ensure that no spare is
+ever handed out twice, even then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
+
+from envhub.tree import select
+
+S = TypeVar("S")
+
+
+def reset_if_done(restart: Callable[[jax.Array, S], S], key: jax.Array, done: jax.Array, state: S) -> S:
+    """``restart(key, state)`` if ``done`` else ``state``; under ``jax.vmap``, one batched restart when any member is done.
+
+    ``restart`` must be pure and vmappable; ``state`` is any pytree (e.g. an env state and its obs).
+    """
+
+    @custom_vmap
+    def one(key: jax.Array, done: jax.Array, state: S) -> S:
+        return jax.lax.cond(done, restart, lambda k, s: s, key, state)
+
+    @one.def_vmap
+    def batched(size: int, in_batched: list[Any], key: jax.Array, done: jax.Array, state: S) -> tuple[S, S]:
+        def widen(x: jax.Array, is_batched: bool) -> jax.Array:
+            return x if is_batched else jnp.broadcast_to(x, (size, *jnp.shape(x)))
+
+        key, done = widen(key, in_batched[0]), widen(done, in_batched[1])
+        state = jax.tree.map(widen, state, in_batched[2])
+        fresh = lambda: select(done, jax.vmap(restart)(key, state), state)  # noqa: E731
+        out = jax.lax.cond(jnp.any(done), fresh, lambda: state)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return one(key, jnp.asarray(done, jnp.bool_), state)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spares(Generic[S]):
+    """Spare initial states, one row per member of the batch.
+
+    Attributes:
+        states: The spare states, leaves leading with ``num_envs``.
+        made: int32, the generation each row was made in.
+        era: int32, the current generation (the same in every row; the maximum is read).
+        used: int32, the rows below this one are handed out in the current generation (idem).
+    """
+
+    states: S
+    made: jax.Array
+    era: jax.Array
+    used: jax.Array
+
+
+jax.tree_util.register_dataclass(Spares, data_fields=["states", "made", "era", "used"], meta_fields=[])
+
+
+def no_spares(states: S) -> Spares[S]:
+    """Spares shaped like ``states`` with none usable: the first step with an episode end fills them."""
+    n = jax.tree.leaves(states)[0].shape[0]
+    zeros = jnp.zeros(n, jnp.int32)
+    return Spares(states, zeros, zeros, jnp.full(n, n, jnp.int32))
+
+
+def reset_from_spares(
+    reset_fn: Callable[[jax.Array], S], key: jax.Array, done: jax.Array, states: S, spares: Spares[S]
+) -> tuple[S, Spares[S]]:
+    """Give each member where ``done`` an unused spare, refilling every spare first if too few are left.
+
+    Args:
+        reset_fn: One member's reset, ``key -> state``; its output matches one member of ``states``.
+        key: This step's key; a refill makes row ``i`` with ``split(key, num_envs)[i]``.
+        done: ``(num_envs,)`` bool, the members whose episode ended.
+        states: A pytree whose leaves lead with ``num_envs``.
+        spares: The spares (``no_spares(states)`` at first).
+
+    Returns:
+        ``states`` with every done member replaced by a spare, and the spares left.
+    """
+    n = done.shape[0]
+    era = jnp.max(spares.era)
+    used = jnp.max(jnp.where(spares.era == era, spares.used, 0))
+    free = (spares.made == era) & (jnp.arange(n) >= used)
+    count = jnp.sum(done, dtype=jnp.int32)
+
+    def refill() -> tuple[S, jax.Array, jax.Array, jax.Array]:
+        fresh = jax.vmap(reset_fn)(jax.random.split(key, n))
+        return fresh, jnp.full(n, era + 1, jnp.int32), era + 1, jnp.ones(n, bool)
+
+    pool, made, era, free = jax.lax.cond(
+        count > jnp.sum(free, dtype=jnp.int32), refill, lambda: (spares.states, spares.made, era, free)
+    )
+    (rows,) = jnp.nonzero(free, size=n, fill_value=n - 1)  # the free rows, in order
+    rank = jnp.cumsum(done, dtype=jnp.int32) - 1  # the k-th done member takes the k-th free row
+    taken = rows[jnp.clip(rank, 0, n - 1)]
+    new = select(done, jax.tree.map(lambda p: p[taken], pool), states)
+    used = jnp.where(count > 0, rows[jnp.maximum(count - 1, 0)] + 1, used)
+    return new, Spares(pool, made, jnp.full(n, era, jnp.int32), jnp.full(n, used, jnp.int32))
+
+
+def reset_done(reset_fn: Callable[[jax.Array], S], keys: jax.Array, done: jax.Array, states: S) -> S:
+    """Replace ``states[i]`` by ``reset_fn(keys[i])`` where ``done[i]``; no reset when nothing is done."""
+    return jax.vmap(lambda k, d, s: reset_if_done(lambda k, _: reset_fn(k), k, d, s))(keys, done, states)
+
+
+__all__ = ["Spares", "no_spares", "reset_done", "reset_from_spares", "reset_if_done"]

@@ -1,0 +1,58 @@
+"""``VmapEnvironment``: how ``envhub.make(..., num_envs=N)`` batches a JAX-native environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.types import TimeStep
+from envhub.wrappers.base import Wrapper
+
+
+class VmapEnvironment(Wrapper):
+    """Batch a JAX-native environment: one key in, ``num_envs`` keys split inside, vmap over all."""
+
+    def __init__(self, env: Environment[Any, Any, Any], num_envs: int):
+        if not env.is_jax_native:
+            raise InvalidArgumentError(
+                f"{env.id!r} is not JAX-native, so VmapEnvironment cannot batch it; make it with num_envs=N "
+                f"so that its backend batches it itself."
+            )
+        super().__init__(env)
+        self._num_envs = num_envs
+        self._replace_space("action", env.action_space)
+        self._replace_space("observation", env.observation_space)
+
+    @property
+    def num_envs(self) -> int:  # type: ignore[override]
+        return self._num_envs
+
+    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.init)(jax.random.split(key, self._num_envs))
+
+    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.reset)(jax.random.split(key, self._num_envs), state)
+
+    def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
+
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
+        def reset_one(k: jax.Array, s: Any, w: jax.Array) -> tuple[Any, TimeStep[Any]]:
+            return self.env.reset(k, s, where=w)
+
+        return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where)
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        if index is not None:
+            return self.env.render(jax.tree.map(lambda x: x[index], state))
+        return np.stack([self.env.render(jax.tree.map(lambda x, i=i: x[i], state)) for i in range(self._num_envs)])
+
+    def _render_html(self, states: Any, index: int) -> str:
+        return self.env._render_html(jax.tree.map(lambda x: x[:, index], states), 0)
+
+
+__all__ = ["VmapEnvironment"]
