@@ -178,3 +178,24 @@ def test_every_backend_eager_and_jit(env_id, num_envs, bad, message):
             return  # envpool's fast path loses its pool's step counter when a jitted call fails (issue 20, item 3)
         state, ts = step(KEY, state, np.zeros_like(bad))  # so did the refused jitted one
         assert ts.reward.shape == (num_envs,) and bool(jnp.isfinite(ts.obs).all())
+
+
+def _step_off(env_id, action, num_envs=2):
+    """Step a fresh env (validate_actions=False) from the same seed, jitted; return the TimeStep."""
+    with envhub.make(env_id, num_envs=num_envs, validate_actions=False) as env:
+        state, _ = env.init(KEY)
+        return jax.device_get(jax.jit(env.step)(KEY, state, action)[1])
+
+
+def test_validate_actions_false_hands_every_backend_the_value():
+    # gymnax: 7 runs CartPole's physics with 7x the force of action 1
+    seven, one = _step_off("gymnax/CartPole-v1", np.array([7, 7])), _step_off("gymnax/CartPole-v1", np.array([1, 1]))
+    assert not np.allclose(seven.obs, one.obs)
+    # brax's test env "fast" moves where action > 0: NaN steps like 0
+    nan = np.full((2, 1), np.nan, np.float32)
+    assert np.allclose(_step_off("brax/fast", nan).obs, _step_off("brax/fast", np.zeros((2, 1), np.float32)).obs)
+    # envpool treats an out-of-range discrete action as 0
+    seven = _step_off("envpool/CartPole-v1", np.array([7, 7], np.int32))
+    assert np.allclose(seven.obs, _step_off("envpool/CartPole-v1", np.array([0, 0], np.int32)).obs)
+    # gymnasium's Pendulum steps a NaN torque into NaN observations
+    assert np.isnan(_step_off("gymnasium/Pendulum-v1", nan).obs).any()
