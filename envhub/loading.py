@@ -132,4 +132,14 @@ def unknown_backend(prefix: str, known: list[str], group: str, active: dict[str,
     return UnknownBackendError(prefix, known, install, note=note)
 
 
-__all__ = ["PLUGIN_FAULTS", "build", "call_hook", "load_plugin", "spec_collector", "switches", "unknown_backend"]
+__all__ = [
+    "AUTOLOAD_SWITCH",
+    "PLUGIN_FAULTS",
+    "SELECT_SWITCH",
+    "build",
+    "call_hook",
+    "load_plugin",
+    "spec_collector",
+    "switches",
+    "unknown_backend",
+]

@@ -11,7 +11,6 @@ plugin alone. Environment variables (read when a ``Registry`` is created):
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
@@ -29,7 +28,17 @@ from envhub.errors import (
     PluginLoadError,
     UnknownEnvError,
 )
-from envhub.loading import PLUGIN_FAULTS, build, call_hook, load_plugin, spec_collector, switches, unknown_backend
+from envhub.loading import (
+    AUTOLOAD_SWITCH,
+    PLUGIN_FAULTS,
+    SELECT_SWITCH,
+    build,
+    call_hook,
+    load_plugin,
+    spec_collector,
+    switches,
+    unknown_backend,
+)
 from envhub.plugin_api import api_problem, core_range_problem, declared_api, install_hint, missing_requirements
 from envhub.plugin_api import normalize as _normalize
 from envhub.specs import BackendStatus, EnvSpec, split_id
@@ -57,16 +66,16 @@ class Registry:
     """
 
     def __init__(self, *, autoload: bool | None = None, only: Iterable[str] | None = None):
-        # The switches that hide plugins, named by "no backend" errors: those this registry read from the environment.
+        # The switches this registry obeys from the environment (arguments win); "no backend" errors name them.
         self._switches = switches()
-        if autoload is not None:
-            self._switches.pop("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", None)
-        if only is not None:
-            self._switches.pop("ENVHUB_PLUGINS", None)
         if autoload is None:
-            autoload = os.environ.get("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0")
-        if only is None and os.environ.get("ENVHUB_PLUGINS"):
-            only = os.environ["ENVHUB_PLUGINS"].split(",")
+            autoload = AUTOLOAD_SWITCH not in self._switches
+        else:
+            self._switches.pop(AUTOLOAD_SWITCH, None)
+        if only is None and SELECT_SWITCH in self._switches:
+            only = self._switches[SELECT_SWITCH].split(",")
+        elif only is not None:
+            self._switches.pop(SELECT_SWITCH, None)
         self._only = None if only is None else {p.strip().lower() for p in only if p.strip()}
         self._pm = pluggy.PluginManager("envhub")
         self._pm.add_hookspecs(hookspecs)
