@@ -239,3 +239,26 @@ def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
     if not matches:
         return ""
     return " (did you mean " + " or ".join(repr(prefix + by_lower[m]) for m in matches) + "?)"
+
+
+__all__ = [
+    "ActionError",
+    "BackendNotInstalledError",
+    "ClosedEnvironmentError",
+    "DuplicatePrefixError",
+    "EnvUnavailableError",
+    "EnvhubError",
+    "HostEnvError",
+    "HostVmapError",
+    "InvalidArgumentError",
+    "InvalidIdError",
+    "MakeArgumentError",
+    "MissingDependencyError",
+    "PluginIncompatibleError",
+    "PluginLoadError",
+    "RenderError",
+    "StaleStateError",
+    "UnknownBackendError",
+    "UnknownEnvError",
+    "one_line",
+]

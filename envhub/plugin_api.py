@@ -165,3 +165,21 @@ def plugin_install_line(prefix: str) -> str:
             )
         name = close[0]
     return f'pip install "envhub[{name}]{compatible_core_range()}"'
+
+
+__all__ = [
+    "IN_REPO_BACKENDS",
+    "PLUGIN_API",
+    "SUPPORTED_APIS",
+    "api_problem",
+    "compatible_core_range",
+    "core_range_problem",
+    "core_requirement",
+    "declared_api",
+    "excludes_core",
+    "install_hint",
+    "missing_error",
+    "missing_requirements",
+    "normalize",
+    "plugin_install_line",
+]

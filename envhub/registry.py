@@ -287,3 +287,6 @@ class Registry:
 
 def _described(backend: _Backend) -> str:
     return f"{backend.origin} {backend.version}".strip()
+
+
+__all__ = ["ENTRY_POINT_GROUP", "Registry"]

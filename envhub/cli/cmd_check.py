@@ -58,3 +58,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"envhub check {spec.id}" + (f" (num_envs={args.num_envs})" if args.num_envs else ""))
         print(testing.format_report(results))
     return EXIT_CHECK_FAILED if any(r.failed for r in results) else EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]

@@ -68,3 +68,6 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]
