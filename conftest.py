@@ -34,3 +34,92 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+
+# --- tests that need a plugin run only where it is installed --------------------------------------
+# The root testpaths name every in-repo plugin, but a clone may install only some (CONTRIBUTING's
+# commands must run with only envhub-gymnax installed). A plugin's test modules import its backend
+# library at the top, so where the plugin or one of its requirements is missing, each of its test
+# modules is reported as SKIPPED with the reason instead of failing to import. A core test that
+# needs a plugin says so with the `requires_plugin` marker, or is listed in CORE_TESTS_NEEDING_PLUGINS.
+
+import functools  # noqa: E402
+import importlib.metadata  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from packaging.requirements import Requirement  # noqa: E402
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+#: Core tests (node ids or their prefixes) that need in-repo plugins besides their own module's
+#: imports: each gets ``requires_plugin(*prefixes)``.
+CORE_TESTS_NEEDING_PLUGINS: dict[str, tuple[str, ...]] = {
+    "tests/test_wrappers_host.py": ("gymnasium",),
+    "tests/test_interop.py::test_from_brax_wraps_a_users_env_object": ("brax",),
+    # the `single` worker runs a gymnax and a brax job; the `pair` workers a gymnasium pool each
+    "tests/test_sharding.py::test_eight_devices_bit_identical_and_sharded": ("brax",),
+    "tests/test_sharding.py::test_brax_eight_devices_equal_to_float32_rounding": ("brax",),
+    "tests/test_sharding.py::test_two_processes_each_step_their_shard": ("gymnasium",),
+    "tests/test_sharding.py::test_host_pools_one_per_process": ("gymnasium",),
+}
+
+
+@functools.cache
+def plugin_not_installed(plugin_dir: Path) -> str | None:
+    """Why the plugin in ``plugin_dir`` cannot be used here (it or a requirement is not installed), or None."""
+    match = re.search(r'^name\s*=\s*"([^"]+)"', (plugin_dir / "pyproject.toml").read_text(), re.MULTILINE)
+    if match is None:
+        return None
+    name, install = match.group(1), f"uv pip install -e plugins/{plugin_dir.name}"
+    try:
+        requires = importlib.metadata.requires(name) or []
+    except importlib.metadata.PackageNotFoundError:
+        return f"the {name} plugin is not installed ({install})"
+    for line in requires:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue  # an optional extra's requirement, or not for this platform
+        try:
+            importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            return f"{name} requires {requirement.name}, which is not installed ({install})"
+    return None
+
+
+class SkippedPluginModule(pytest.Module):
+    """A plugin's test module, not imported: collecting it reports a skip naming it, with ``reason``."""
+
+    reason = ""
+
+    def collect(self) -> list[pytest.Item]:
+        pytest.skip(f"{self.path.relative_to(PLUGINS.parent)} not run: {self.reason}")
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    try:
+        plugin_dir = PLUGINS / module_path.resolve().relative_to(PLUGINS).parts[0]
+    except ValueError:
+        return None  # not a plugin's test
+    reason = plugin_not_installed(plugin_dir) if (plugin_dir / "pyproject.toml").is_file() else None
+    if reason is None:
+        return None
+    module = SkippedPluginModule.from_parent(parent, path=module_path)
+    module.reason = reason
+    return module
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for node, prefixes in CORE_TESTS_NEEDING_PLUGINS.items():
+            if item.nodeid == node or item.nodeid.startswith((f"{node}::", f"{node}[")):
+                item.add_marker(pytest.mark.requires_plugin(*prefixes))
+        reasons = [
+            plugin_not_installed(PLUGINS / f"envhub-{prefix}")
+            for marker in item.iter_markers("requires_plugin")
+            for prefix in marker.args
+        ]
+        missing = [reason for reason in reasons if reason is not None]
+        if missing:
+            item.add_marker(pytest.mark.skip(reason="; ".join(missing)))

@@ -19,18 +19,22 @@ def default_registry() -> Registry:
     return _default
 
 
-def make(env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any) -> Environment[Any, Any, Any]:
+def make(
+    env_id: str, *, num_envs: int | None = None, mesh: Any = None, validate_actions: bool = True, **kwargs: Any
+) -> Environment[Any, Any, Any]:
     """Build the environment ``env_id`` (``"prefix/Name"``); ``kwargs`` go to the backend.
 
     ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``;
     ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards that batch over the mesh's devices.
+    ``validate_actions=False`` skips the check of action values in ``step`` (out-of-range discrete
+    values, non-finite floats raise ``ActionError`` by default; ``env.validate_actions`` shows it).
     """
-    return default_registry().make(env_id, num_envs=num_envs, mesh=mesh, **kwargs)
+    return default_registry().make(env_id, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions, **kwargs)
 
 
-def list_backends() -> list[BackendStatus]:
-    """Every installed or registered backend with its status."""
-    return default_registry().list_backends()
+def list_backends(*, deep: bool = False) -> list[BackendStatus]:
+    """Every installed or registered backend with its status (``deep=True``: also run each one's env hook)."""
+    return default_registry().list_backends(deep=deep)
 
 
 def list_envs(prefix: str) -> list[EnvSpec]:

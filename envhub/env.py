@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import abc
+import contextvars
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
 
 from envhub import spaces
-from envhub.errors import ActionError, ClosedEnvironmentError
+from envhub.action_check import check_action, check_values
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
     from typing_extensions import Self
+
+#: The innermost env of the step being validated: wrappers' inner ``step`` calls skip the value check.
+_VALIDATING: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_validating", default=None)
 
 State = TypeVar("State")
 Obs = TypeVar("Obs")
@@ -113,9 +118,23 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         return select(where, new_state, state), ts
 
     def step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:
-        """Apply ``action``; when the episode ends, ``ts.obs`` is already the next episode's first."""
+        """Apply ``action``; when the episode ends, ``ts.obs`` is already the next episode's first.
+
+        The action's structure, shape and dtype are checked at trace time; its values (out-of-range
+        discrete values, non-finite floats) once per call, by the outermost wrapper, unless
+        ``validate_actions`` is off (see ``envhub.action_check``).
+        """
         self._check_open("step")
-        return self._step(key, state, check_action(self.id, self.action_space, action))
+        action = check_action(self.id, self.action_space, action)
+        root = self.unwrapped
+        if _VALIDATING.get() is root or not self.validate_actions:
+            return self._step(key, state, action)
+        action = check_values(self.id, self.action_space, action)
+        token = _VALIDATING.set(root)
+        try:
+            return self._step(key, state, action)
+        finally:
+            _VALIDATING.reset(token)
 
     def render(self, state: State, index: int | None = None) -> Any:
         """Draw a concrete (not traced) ``state`` as uint8 RGB frames; see ``envhub.render``.
@@ -139,6 +158,20 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def single_observation_space(self) -> spaces.Space:
         """Observation space of one environment of the batch."""
         return self.observation_space
+
+    @property
+    def validate_actions(self) -> bool:
+        """Whether ``step`` checks action values (``make(..., validate_actions=False)`` turns it off).
+
+        One setting per wrapper chain: it lives on the innermost environment.
+        """
+        return bool(self.unwrapped.__dict__.get("_validate_actions", True))
+
+    @validate_actions.setter
+    def validate_actions(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise InvalidArgumentError(f"validate_actions={value!r} must be True or False.")
+        self.unwrapped.__dict__["_validate_actions"] = value
 
     @property
     def closed(self) -> bool:
@@ -231,27 +264,4 @@ class SpacesOfOne:
         return space
 
 
-def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
-    """Check ``action`` against ``space`` at trace time and cast it to the space's dtype.
-
-    Raises:
-        ActionError: wrong pytree structure, wrong shape, or floats for an integer space.
-    """
-    if isinstance(space, spaces.Tree):
-        try:
-            leaves = space.treedef.flatten_up_to(action)
-        except (ValueError, TypeError) as exc:
-            raise ActionError(env_id, f"structure does not match ({exc})", space) from None
-        return space.treedef.unflatten([check_action(env_id, s, a) for s, a in zip(space.leaves, leaves)])
-    try:
-        array = jnp.asarray(action)
-    except (TypeError, ValueError):  # jax says ValueError for None, TypeError for strings
-        raise ActionError(env_id, f"{action!r} is not an array", space) from None
-    if array.shape != space.shape:
-        raise ActionError(env_id, f"shape {array.shape} where {space.shape} is needed", space)
-    kind = array.dtype.kind
-    if space.dtype.kind in "iu" and kind not in "iub":
-        raise ActionError(env_id, f"dtype {array.dtype.name} where integers are needed", space)
-    if space.dtype.kind == "f" and kind not in "fiub":
-        raise ActionError(env_id, f"dtype {array.dtype.name} where floats are needed", space)
-    return array if array.dtype == space.dtype else array.astype(space.dtype)
+__all__ = ["Environment", "EnvT", "SpacesOfOne"]

@@ -30,14 +30,14 @@ class InvalidArgumentError(EnvhubError, ValueError):
 
 
 class UnknownBackendError(EnvhubError, LookupError):
-    """No installed or registered plugin provides this prefix."""
+    """No installed or registered plugin provides this prefix (or a plugin switch hides the one that does)."""
 
-    def __init__(self, prefix: str, known: Iterable[str], install: str = "") -> None:
+    def __init__(self, prefix: str, known: Iterable[str], install: str = "", note: str = "") -> None:
         known = sorted(known)
+        tail = note or (f"Run `envhub list` to see them, or install a plugin{f', e.g. {install}' if install else ''}.")
         super().__init__(
             f"No envhub backend is named {prefix!r}{_suggest(prefix, known)}; "
-            f"installed backends: {', '.join(known) or 'none'}. Run `envhub list` to see them, "
-            f"or install a plugin{f', e.g. {install}' if install else ''}."
+            f"{'loaded' if note else 'installed'} backends: {', '.join(known) or 'none'}. {tail}"
         )
         self.prefix = prefix
         self.known = known
@@ -78,16 +78,24 @@ class BackendNotInstalledError(EnvhubError, ImportError):
 
 
 class PluginLoadError(EnvhubError, ImportError):
-    """A plugin module raised while being imported or while answering a hook."""
+    """A plugin raised: importing its module, in a hook, or in an environment's factory (``during`` says which)."""
 
-    def __init__(self, prefix: str, origin: str, exc: BaseException) -> None:
+    def __init__(self, prefix: str, origin: str, exc: BaseException, during: str = "") -> None:
+        making = during.startswith("while making")
         super().__init__(
-            f"The envhub plugin {prefix!r} ({origin}) failed: {type(exc).__name__}: {exc}. "
-            f"Other backends still work; reinstall or fix that plugin, or skip it with "
-            f"ENVHUB_PLUGINS=<the prefixes you need>."
+            f"The envhub plugin {prefix!r} ({origin}) failed{f' {during}' if during else ''}: "
+            f"{type(exc).__name__}: {one_line(exc)}. "
+            + (
+                "Check the keyword arguments you gave against the backend's README; if they are right, the "
+                "plugin is at fault: reinstall or update it, or report it to its authors. Other backends still work."
+                if making
+                else "Other backends still work; reinstall or fix that plugin, or skip it with "
+                "ENVHUB_PLUGINS=<the prefixes you need>."
+            )
         )
         self.prefix = prefix
         self.origin = origin
+        self.during = during
         self.original: BaseException | None = exc
 
 
@@ -100,6 +108,7 @@ class PluginIncompatibleError(PluginLoadError):
         )
         self.prefix = prefix
         self.origin = origin
+        self.during = ""
         self.original = None
 
 
@@ -191,13 +200,11 @@ class MakeArgumentError(EnvhubError, TypeError):
 
 
 class ActionError(EnvhubError, TypeError):
-    """An action does not fit the action space (checked at trace time)."""
+    """An action does not fit the action space: its structure, shape or dtype (at trace time) or a value."""
 
-    def __init__(self, env_id: str, problem: str, space: object) -> None:
-        super().__init__(
-            f"Invalid action for {env_id!r}: {problem}; the action space is {space!r}: pass an "
-            f"action of that shape and dtype (e.g. env.action_space.sample(key))."
-        )
+    def __init__(self, env_id: str, problem: str, space: object, fix: str = "") -> None:
+        fix = fix or "pass an action of that shape and dtype (e.g. env.action_space.sample(key))"
+        super().__init__(f"Invalid action for {env_id!r}: {problem}; the action space is {space!r}: {fix}.")
         self.env_id = env_id
 
 
@@ -220,6 +227,11 @@ class MissingDependencyError(EnvhubError, ImportError):
         self.install_hint = install_hint
 
 
+def one_line(exc: BaseException) -> str:
+    """``str(exc)`` on one line (runs of whitespace, newlines included, become one space)."""
+    return " ".join(str(exc).split()) or "(no message)"
+
+
 def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
     """Return ' (did you mean ...?)' for close matches, matching case-insensitively."""
     by_lower = {c.lower(): c for c in candidates}
@@ -227,3 +239,26 @@ def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
     if not matches:
         return ""
     return " (did you mean " + " or ".join(repr(prefix + by_lower[m]) for m in matches) + "?)"
+
+
+__all__ = [
+    "ActionError",
+    "BackendNotInstalledError",
+    "ClosedEnvironmentError",
+    "DuplicatePrefixError",
+    "EnvUnavailableError",
+    "EnvhubError",
+    "HostEnvError",
+    "HostVmapError",
+    "InvalidArgumentError",
+    "InvalidIdError",
+    "MakeArgumentError",
+    "MissingDependencyError",
+    "PluginIncompatibleError",
+    "PluginLoadError",
+    "RenderError",
+    "StaleStateError",
+    "UnknownBackendError",
+    "UnknownEnvError",
+    "one_line",
+]

@@ -8,6 +8,7 @@ Undeclared plugins are taken to be written for API 1, the first one.
 
 from __future__ import annotations
 
+import difflib
 import re
 from importlib import metadata
 from typing import Any
@@ -153,6 +154,32 @@ def missing_error(prefix: str, origin: str, entry_point: Any, exc: ModuleNotFoun
 
 
 def plugin_install_line(prefix: str) -> str:
-    """The pip line that installs the in-repo backend ``prefix`` (gymnax's for an unknown one)."""
-    extra = prefix.lower() if prefix.lower() in IN_REPO_BACKENDS else "gymnax"
-    return f'pip install "envhub[{extra}]{compatible_core_range()}"'
+    """The pip line that installs the first-party backend ``prefix`` (or the one it is closest to), else one naming them all."""
+    name = prefix.lower()
+    if name not in IN_REPO_BACKENDS:
+        close = difflib.get_close_matches(name, IN_REPO_BACKENDS, n=1, cutoff=0.75)
+        if not close:
+            return (
+                f'pip install "envhub[BACKEND]{compatible_core_range()}" with BACKEND one of '
+                f"{', '.join(IN_REPO_BACKENDS)} (or a third-party plugin providing {prefix!r})"
+            )
+        name = close[0]
+    return f'pip install "envhub[{name}]{compatible_core_range()}"'
+
+
+__all__ = [
+    "IN_REPO_BACKENDS",
+    "PLUGIN_API",
+    "SUPPORTED_APIS",
+    "api_problem",
+    "compatible_core_range",
+    "core_range_problem",
+    "core_requirement",
+    "declared_api",
+    "excludes_core",
+    "install_hint",
+    "missing_error",
+    "missing_requirements",
+    "normalize",
+    "plugin_install_line",
+]

@@ -11,8 +11,7 @@ plugin alone. Environment variables (read when a ``Registry`` is created):
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
@@ -26,22 +25,23 @@ from envhub.errors import (
     EnvhubError,
     EnvUnavailableError,
     InvalidArgumentError,
-    MakeArgumentError,
     PluginLoadError,
-    UnknownBackendError,
     UnknownEnvError,
 )
-from envhub.plugin_api import (
-    api_problem,
-    core_range_problem,
-    declared_api,
-    install_hint,
-    missing_error,
-    missing_requirements,
-    plugin_install_line,
+from envhub.loading import (
+    AUTOLOAD_SWITCH,
+    PLUGIN_FAULTS,
+    SELECT_SWITCH,
+    build,
+    call_hook,
+    load_plugin,
+    spec_collector,
+    switches,
+    unknown_backend,
 )
+from envhub.plugin_api import api_problem, core_range_problem, declared_api, install_hint, missing_requirements
 from envhub.plugin_api import normalize as _normalize
-from envhub.specs import BATCHING_MODES, BackendStatus, EnvSpec, split_id
+from envhub.specs import BackendStatus, EnvSpec, split_id
 from envhub.specs import check_prefix as _check_prefix
 
 ENTRY_POINT_GROUP = "envhub.backends"
@@ -66,10 +66,16 @@ class Registry:
     """
 
     def __init__(self, *, autoload: bool | None = None, only: Iterable[str] | None = None):
+        # The switches this registry obeys from the environment (arguments win); "no backend" errors name them.
+        self._switches = switches()
         if autoload is None:
-            autoload = os.environ.get("ENVHUB_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0")
-        if only is None and os.environ.get("ENVHUB_PLUGINS"):
-            only = os.environ["ENVHUB_PLUGINS"].split(",")
+            autoload = AUTOLOAD_SWITCH not in self._switches
+        else:
+            self._switches.pop(AUTOLOAD_SWITCH, None)
+        if only is None and SELECT_SWITCH in self._switches:
+            only = self._switches[SELECT_SWITCH].split(",")
+        elif only is not None:
+            self._switches.pop(SELECT_SWITCH, None)
         self._only = None if only is None else {p.strip().lower() for p in only if p.strip()}
         self._pm = pluggy.PluginManager("envhub")
         self._pm.add_hookspecs(hookspecs)
@@ -127,7 +133,7 @@ class Registry:
         try:
             self._pm.register(plugin, name=backend.prefix)
             self._pm.check_pending()  # a hookimpl with no matching hookspec (a typo) is refused here
-        except Exception as exc:
+        except PLUGIN_FAULTS as exc:
             if self._pm.is_registered(plugin):
                 self._pm.unregister(plugin)
             backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
@@ -144,20 +150,17 @@ class Registry:
             if backend.error is not None:
                 raise backend.error
             try:
-                plugin = backend.entry_point.load()
-            except ModuleNotFoundError as exc:
-                backend.error = missing_error(backend.prefix, backend.origin, backend.entry_point, exc)
-                raise backend.error from exc
-            except Exception as exc:
-                backend.error = PluginLoadError(prefix, backend.origin, exc)
-                raise backend.error from exc
+                plugin = load_plugin(backend.prefix, backend.origin, backend.entry_point)
+            except EnvhubError as exc:
+                backend.error = exc
+                raise
             self._activate(backend, plugin)
         return backend
 
     def _backend(self, prefix: str) -> _Backend:
         backend = self._backends.get(prefix.lower())
         if backend is None:
-            raise UnknownBackendError(prefix, self._backends, plugin_install_line(prefix))
+            raise unknown_backend(prefix, list(self._backends), ENTRY_POINT_GROUP, self._switches)
         return backend
 
     def plugin(self, prefix: str) -> Any:
@@ -171,38 +174,16 @@ class Registry:
         if backend.envs is not None and not refresh:
             return backend.envs
         envs: dict[str, EnvSpec] = {}
-
-        def register(
-            name: str,
-            factory: Callable[..., Any] | None,
-            *,
-            batching: str = "vmap",
-            unavailable: str | None = None,
-            description: str = "",
-            check_options: dict[str, Any] | None = None,
-        ) -> None:
-            if not isinstance(name, str) or not name or name != name.strip():
-                raise ValueError(f"environment name {name!r} must be a non-empty string without surrounding spaces")
-            if name in envs:
-                raise ValueError(f"environment name {name!r} registered twice")
-            if factory is None and unavailable is None:
-                raise ValueError(f"{name!r} needs a factory, or unavailable='reason'")
-            if factory is not None and not callable(factory):
-                raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
-            if batching not in BATCHING_MODES:
-                raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
-            envs[name] = EnvSpec(
-                backend.prefix, name, factory, batching, unavailable, description, dict(check_options or {})
-            )
-
+        register = spec_collector(backend.prefix, envs)
         others = [p for n, p in self._pm.list_name_plugin() if n != backend.prefix]
         caller = self._pm.subset_hook_caller("envhub_register_envs", remove_plugins=others)
         try:
-            caller(register=register)
-        except ModuleNotFoundError as exc:
-            raise missing_error(backend.prefix, backend.origin, backend.entry_point, exc) from exc
-        except Exception as exc:
-            raise PluginLoadError(backend.prefix, backend.origin, exc) from exc
+            call_hook(
+                backend.prefix, backend.origin, backend.entry_point, "envhub_register_envs", caller, register=register
+            )
+        except EnvhubError as exc:
+            backend.error = exc  # `envhub list` reports it from now on
+            raise
         backend.envs = envs
         return envs
 
@@ -217,34 +198,33 @@ class Registry:
         return envs[name]
 
     def make(
-        self, env_id: str, *, num_envs: int | None = None, mesh: Any = None, **kwargs: Any
+        self,
+        env_id: str,
+        *,
+        num_envs: int | None = None,
+        mesh: Any = None,
+        validate_actions: bool = True,
+        **kwargs: Any,
     ) -> Environment[Any, Any, Any]:
-        """Build ``env_id``; ``num_envs=N`` batches it, ``mesh`` (one axis) shards that batch; ``kwargs`` go to the backend."""
+        """Build ``env_id``; ``num_envs=N`` batches it, ``mesh`` (one axis) shards that batch; ``kwargs`` go to the backend.
+
+        ``validate_actions=False`` turns off the check of action values (see ``Environment.step``).
+        """
         from envhub.wrappers import VmapEnvironment
 
         if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
             raise InvalidArgumentError(f"num_envs={num_envs!r} must be a positive int (or None for one environment).")
+        if not isinstance(validate_actions, bool):
+            raise InvalidArgumentError(f"validate_actions={validate_actions!r} must be True or False.")
         spec = self.spec(env_id)
         if spec.factory is None:
             raise EnvUnavailableError(spec.id, spec.unavailable or "no factory")
         if spec.batching == "native":
             kwargs["num_envs"] = num_envs
-        try:
-            env = spec.factory(**kwargs)
-        except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
-            if not any(f"'{k}'" in str(exc) for k in kwargs if k != "num_envs"):
-                raise
-            raise MakeArgumentError(spec.id, exc) from exc
-        except ModuleNotFoundError as exc:
-            owner = self._load(spec.prefix)
-            raise missing_error(owner.prefix, owner.origin, owner.entry_point, exc) from exc
-        if not isinstance(env, Environment):
-            raise PluginLoadError(
-                spec.prefix,
-                self._backend(spec.prefix).origin,
-                TypeError(f"factory of {spec.name!r} returned {type(env).__name__}, not an envhub.Environment"),
-            )
+        owner = self._backend(spec.prefix)
+        env = build(spec, owner.origin, owner.entry_point, kwargs)
         env.unwrapped.id = spec.id
+        env.validate_actions = validate_actions
         if spec.batching == "vmap" and num_envs is not None:
             env = VmapEnvironment(env, num_envs)
         if mesh is not None:
@@ -257,14 +237,20 @@ class Registry:
         """Every environment the backend ``prefix`` offers, available or not, sorted by name."""
         return sorted(self._envs(prefix, refresh=True).values(), key=lambda s: s.name.lower())
 
-    def list_backends(self) -> list[BackendStatus]:
-        """The status of every known backend; importing each plugin module, never a backend library."""
+    def list_backends(self, *, deep: bool = False) -> list[BackendStatus]:
+        """The status of every known backend; importing each plugin module, never a backend library.
+
+        ``deep=True`` also calls each backend's ``envhub_register_envs`` (which imports its library), so
+        a hook that raises shows as status ``error``; without it, only a hook already seen failing does.
+        """
         rows = []
         for prefix in sorted(self._backends):
             backend = self._backends[prefix]
             status, reason = "ok", ""
             try:
                 self._load(prefix)
+                if deep:
+                    self._envs(prefix)
                 dist = backend.entry_point.dist if backend.entry_point is not None else None
                 missing = missing_requirements(dist)
                 if missing:
@@ -277,18 +263,21 @@ class Registry:
             except EnvhubError as exc:
                 status, reason = "error", str(exc)
             if status == "ok":
-                reason = self._note(prefix)
+                status, reason = self._note(prefix)
             rows.append(BackendStatus(prefix, backend.origin, backend.version, status, reason, backend.api))
         return rows
 
-    def _note(self, prefix: str) -> str:
-        """The backend's own status note (hook ``envhub_backend_note``), or "" (a failing hook is reported)."""
+    def _note(self, prefix: str) -> tuple[str, str]:
+        """``("ok", the backend's own note)`` from hook ``envhub_backend_note``, or ``("error", why)`` if it raises."""
+        backend = self._backends[prefix]
         others = [p for n, p in self._pm.list_name_plugin() if n != prefix]
         caller = self._pm.subset_hook_caller("envhub_backend_note", remove_plugins=others)
         try:
-            return str(caller() or "")
-        except Exception as exc:  # noqa: BLE001 - a note must never break `envhub list`
-            return f"envhub_backend_note() raised {type(exc).__name__}: {exc}"
+            return "ok", str(
+                call_hook(prefix, backend.origin, backend.entry_point, "envhub_backend_note", caller) or ""
+            )
+        except EnvhubError as exc:  # a note must never break `envhub list`
+            return "error", str(exc)
 
     @property
     def prefixes(self) -> list[str]:
@@ -298,3 +287,6 @@ class Registry:
 
 def _described(backend: _Backend) -> str:
     return f"{backend.origin} {backend.version}".strip()
+
+
+__all__ = ["ENTRY_POINT_GROUP", "Registry"]

@@ -3,9 +3,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from toy_envs import ToyPlugin
 
 import envhub
+from envhub.testing.toy_envs import ToyPlugin
 
 
 @pytest.fixture

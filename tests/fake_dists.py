@@ -30,7 +30,7 @@ def write_dist(
 
 TOY_PLUGIN = """
 import envhub
-from toy_envs import Corridor
+from envhub.testing.toy_envs import Corridor
 
 @envhub.hookimpl
 def envhub_register_envs(register):

@@ -3,10 +3,10 @@ import subprocess
 import sys
 
 import pytest
-from toy_envs import ToyPlugin
 
 import envhub
 from envhub.cli import EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE, main
+from envhub.testing.toy_envs import ToyPlugin
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@ import sys
 
 import pytest
 from fake_dists import BROKEN_PLUGIN, MISSING_BACKEND_PLUGIN, TOY_PLUGIN, write_dist
-from toy_envs import Corridor, ToyPlugin
 
 import envhub
 from envhub.errors import (
@@ -17,6 +16,7 @@ from envhub.errors import (
     UnknownEnvError,
 )
 from envhub.registry import install_hint
+from envhub.testing.toy_envs import Corridor, ToyPlugin
 
 # --- in-process registration -------------------------------------------------------------------
 
@@ -35,13 +35,16 @@ def test_a_refused_make_kwarg_names_the_env(registry):
     ):
         registry.make("toy/Corridor-v0", lenght=3)
 
-    class Buggy:  # a backend bug raising TypeError on its own is not blamed on the user's kwargs
+    class Buggy:  # a backend bug raising TypeError on its own is the plugin's fault, not the user's kwargs
         @envhub.hookimpl
         def envhub_register_envs(self, register):
             register("Bug-v0", lambda **kw: (_ for _ in ()).throw(TypeError("unsupported operand")))
 
     registry.register_backend("buggy", Buggy())
-    with pytest.raises(TypeError, match="unsupported operand") as info:
+    with pytest.raises(
+        PluginLoadError,
+        match=r"plugin 'buggy' \(<in-process>\) failed while making 'buggy/Bug-v0' with length=3: TypeError",
+    ) as info:
         registry.make("buggy/Bug-v0", length=3)
     assert not isinstance(info.value, MakeArgumentError)
 

@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from test_host import Walk
-from toy_envs import Corridor
 
 import envhub
 from envhub.cli import EXIT_ENVHUB_ERROR, EXIT_OK, main
@@ -21,6 +20,7 @@ from envhub.errors import (
     RenderError,
     StaleStateError,
 )
+from envhub.testing.toy_envs import Corridor
 from envhub.wrappers import TimeLimit, VmapEnvironment
 
 KEY = jax.random.key(0)

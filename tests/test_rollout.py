@@ -1,9 +1,9 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from toy_envs import Corridor
 
 import envhub
+from envhub.testing.toy_envs import Corridor
 from envhub.wrappers import VmapEnvironment
 
 

@@ -1,9 +1,13 @@
 """The conformance kit passes a correct environment and catches each kind of violation."""
 
+import dataclasses
+
+import jax
+import jax.numpy as jnp
 import pytest
-from toy_envs import Corridor
 
 from envhub import testing
+from envhub.testing.toy_envs import Corridor
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps", time_limit=5)
 
@@ -55,6 +59,71 @@ def test_the_base_class_reports_a_check_that_does_not_apply_as_a_pytest_skip():
         NoLimit.teardown_class()
 
 
+def test_option_overrides_reach_the_checks():
+    class Overridden(testing.ConformanceTests):
+        options = testing.Options()  # no time-limit kwarg: truncation would be skipped
+        option_overrides = {"time_limit_kwarg": "max_steps", "time_limit": 4}
+
+        def make_env(self, **kwargs):
+            return Corridor(bug="no_truncation", **kwargs)
+
+    try:
+        assert Overridden()._options() == testing.Options(time_limit_kwarg="max_steps", time_limit=4)
+        with pytest.raises(AssertionError, match="truncation: an episode ran past the time limit 4"):
+            Overridden().test_truncation()
+    finally:
+        Overridden.teardown_class()
+
+
+def test_option_overrides_apply_on_top_of_the_registered_options():
+    pytest.importorskip("envhub_gymnax", reason="needs an installed plugin: the base class reads envhub's registry")
+    import envhub
+
+    class Registered(testing.ConformanceTests):
+        env_id = "gymnax/CartPole-v1"
+        option_overrides = {"time_limit": 3}
+
+    registered = testing.options_for(envhub.default_registry().spec("gymnax/CartPole-v1"))
+    assert registered.time_limit != 3
+    assert Registered()._options() == dataclasses.replace(registered, time_limit=3)
+
+
+def test_option_overrides_and_a_missing_env_id_are_clear_errors():
+    from envhub.errors import InvalidArgumentError
+
+    class Typo(testing.ConformanceTests):
+        options = OPTIONS
+        option_overrides = {"time_limt": 3}
+
+    with pytest.raises(InvalidArgumentError, match=r"Typo.option_overrides has unknown field\(s\) \['time_limt'\]"):
+        Typo()._options()
+
+    class Nameless(testing.ConformanceTests):
+        def make_env(self, **kwargs):
+            return Corridor(**kwargs)
+
+    with pytest.raises(InvalidArgumentError, match="Nameless sets neither env_id nor options; set env_id"):
+        Nameless().test_init()
+
+
+@pytest.mark.parametrize("prefix", ["gymnax", "gymnasium", "envpool", "brax"])
+def test_a_plugins_check_options_are_one_table_that_every_registered_env_reads(prefix):
+    pytest.importorskip(prefix, reason=f"the {prefix} plugin registers its envs only with {prefix} installed")
+    module = pytest.importorskip(f"envhub_{prefix}", reason=f"the envhub-{prefix} plugin is not installed")
+    import envhub
+
+    table = module.CHECK_OPTIONS
+    fields = {f.name for f in dataclasses.fields(testing.Options)}
+    assert "*" in table and all(set(options) <= fields for options in table.values())
+    specs = {spec.name: spec for spec in envhub.default_registry().list_envs(prefix)}
+    assert set(table) - {"*"} <= set(specs)  # no entry for an env the plugin does not register
+    for name, spec in specs.items():
+        if spec.unavailable is not None:
+            continue  # never made, so never checked (gymnax registers its offline-only env without options)
+        assert spec.check_options == envhub.check_options_for(table, name)
+        assert testing.options_for(spec).time_limit_kwarg == table["*"]["time_limit_kwarg"]
+
+
 @pytest.mark.parametrize(
     "bug,check,message,options",
     [
@@ -65,7 +134,7 @@ def test_the_base_class_reports_a_check_that_does_not_apply_as_a_pytest_skip():
         ("float_reward", "structure", "reward", OPTIONS),
         ("ignores_key", "determinism", "identical trajectories", OPTIONS),
         ("no_truncation", "truncation", "ran past the time limit 5", OPTIONS),
-        ("obs_dtype", "init", "leaf 0 is float16", OPTIONS),
+        ("obs_dtype", "structure", "at init, obs is float16 of shape (2,), but its space Box(", OPTIONS),
         ("reset_state", "structure", "init vs reset: pytree structures differ", OPTIONS),
     ],
 )
@@ -73,6 +142,36 @@ def test_each_violation_is_caught(bug, check, message, options):
     result = testing.run_check(check, make(bug), options)
     assert not result.passed
     assert message in result.message
+
+
+def test_only_the_strict_observation_check_catches_a_final_obs_of_the_wrong_dtype():
+    # Its values equal obs and lie in the Box, and contains() only asks for a float: every other check passes.
+    results = {r.name: r for r in testing.run_checks(make("final_obs_dtype"), OPTIONS)}
+    assert [name for name, r in results.items() if not r.passed] == ["structure"]
+    assert results["structure"].message == (
+        "at init, final_obs is float16 of shape (2,), "
+        "but its space Box(low=0.0, high=6.0, shape=(2,), dtype=float32) holds float32 of shape (2,)"
+    )
+
+
+def test_strict_observation_check_names_the_leaf_and_compares_structure_shape_and_dtype_exactly():
+    from envhub import spaces
+    from envhub.testing._compare import space_mismatch
+
+    space = spaces.Tree({"pos": spaces.Box(0.0, 1.0, (3,)), "goal": (spaces.Discrete(4), spaces.Discrete(4))})
+    f32, i32 = jax.ShapeDtypeStruct((3,), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)
+    assert space_mismatch(space, {"pos": f32, "goal": (i32, i32)}, "obs") is None
+    wide = space_mismatch(space, {"pos": jax.ShapeDtypeStruct((1, 3), jnp.float32), "goal": (i32, i32)}, "obs")
+    assert wide is not None and wide.startswith("obs['pos'] is float32 of shape (1, 3), but its space Box(")
+    assert wide.endswith("holds float32 of shape (3,)")
+    narrow = space_mismatch(space, {"pos": f32, "goal": (i32, jax.ShapeDtypeStruct((), jnp.uint8))}, "final_obs")
+    assert narrow is not None and narrow.startswith(
+        "final_obs['goal'][1] is uint8 of shape (), but its space Discrete(4"
+    )
+    as_list = space_mismatch(space, {"pos": f32, "goal": [i32, i32]}, "obs")
+    assert as_list is not None and as_list.startswith("obs has pytree structure PyTreeDef({'goal': [*, *]")
+    assert "but the observation space has PyTreeDef({'goal': (*, *)" in as_list
+    assert "of shape (3,)" in (space_mismatch(spaces.Box(0.0, 1.0, (3,)), jnp.zeros(2), "obs") or "")
 
 
 def test_check_env_raises_with_a_report():
@@ -92,10 +191,8 @@ def test_autoreset_needs_an_episode_end():
 def test_options_for_rejects_unknown_fields(registry):
     spec = registry.spec("toy/Corridor-v0")
     assert testing.options_for(spec).time_limit_kwarg == "max_steps"
-    from dataclasses import replace
-
-    with pytest.raises(ValueError, match=r"unknown field\(s\) \['nope'\]"):
-        testing.options_for(replace(spec, check_options={"nope": 1}))
+    with pytest.raises(ValueError, match=r"check_options of 'toy/Corridor-v0' has unknown field\(s\) \['nope'\]"):
+        testing.options_for(dataclasses.replace(spec, check_options={"nope": 1}))
 
 
 class TestCorridorThroughTheBaseClass(testing.ConformanceTests):

@@ -6,10 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from toy_envs import Corridor
 
 import envhub
 from envhub import spaces, testing, wrappers
+from envhub.testing.toy_envs import Corridor
 from envhub.types import TimeStep
 from envhub.wrappers import (
     ActionRepeat,

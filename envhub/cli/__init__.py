@@ -1,7 +1,9 @@
 """The ``envhub`` command: list backends and environments, inspect, check, benchmark and record one.
 
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
-not installed, plugin failure, ...). Data commands take ``--json``; progress goes to stderr.
+not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
+(``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE. Data
+commands take ``--json``; progress goes to stderr.
 Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
 a new one to ``COMMANDS``.
 """
@@ -9,11 +11,20 @@ a new one to ``COMMANDS``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_record
-from envhub.cli._common import EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE, UsageError
+from envhub.cli._common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CHECK_FAILED,
+    EXIT_ENVHUB_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+)
 
 COMMANDS = {m.NAME: m for m in (cmd_list, cmd_info, cmd_check, cmd_bench, cmd_record)}
 
@@ -26,12 +37,20 @@ EPILOG = """examples:
   envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
   envhub record gymnasium/LunarLander-v3 --steps 300 --out lander.gif
 
-exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...)
+exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...);
+  141 when stdout is closed early (envhub list | head -1)
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (exit 2), not the usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="envhub",
         description="One functional JAX API for RL environments from any backend plugin.",
         epilog=EPILOG,
@@ -46,17 +65,26 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
-    args = _parser().parse_args(argv)
-    from envhub.errors import EnvhubError
+    from envhub.errors import EnvhubError, one_line
 
     try:
-        return int(COMMANDS[args.command].run(args))
+        args = _parser().parse_args(argv)
+        code = int(COMMANDS[args.command].run(args))
+        sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
+        return code
     except EnvhubError as exc:
-        print(f"envhub: error: {exc}", file=sys.stderr)
+        print(f"envhub: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ENVHUB_ERROR
     except UsageError as exc:
         print(f"envhub: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush is quiet.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout without a file descriptor (captured): nothing left to flush
+            pass
+        return EXIT_BROKEN_PIPE
 
 
 def _version() -> str:
@@ -66,4 +94,4 @@ def _version() -> str:
     return f"envhub {__version__} (plugin API {', '.join(map(str, SUPPORTED_APIS))})"
 
 
-__all__ = ["COMMANDS", "EXIT_CHECK_FAILED", "EXIT_ENVHUB_ERROR", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = ["COMMANDS", "EXIT_BROKEN_PIPE", "EXIT_CHECK_FAILED", "EXIT_ENVHUB_ERROR", "EXIT_OK", "EXIT_USAGE", "main"]

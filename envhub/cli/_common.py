@@ -7,6 +7,7 @@ import ast
 from typing import Any
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVHUB_ERROR = 0, 1, 2, 3
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
 
 
 class UsageError(Exception):
@@ -16,7 +17,7 @@ class UsageError(Exception):
 def add_env_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The arguments of a command about one environment: ID, ``-n``, ``-k KEY=VALUE``, ``--json``."""
     p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
-    p.add_argument("-n", "--num-envs", type=int, default=None, help="batch size (default: one environment)")
+    p.add_argument("-n", "--num-envs", type=positive_int, default=None, help="batch size (default: one environment)")
     p.add_argument(
         "-k",
         "--kwarg",
@@ -27,6 +28,17 @@ def add_env_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     return p
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a positive int (argparse turns the error into a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive int")
+    return value
 
 
 def parse_kwargs(pairs: list[str]) -> dict[str, Any]:

@@ -82,3 +82,6 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         bench.plot({results[0]["id"]: results}, args.plot, title=results[0]["id"])
     return EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]

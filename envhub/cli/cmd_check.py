@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     def make_env(**extra: Any) -> Any:
         return envhub.make(args.env_id, num_envs=args.num_envs, **{**kwargs, **extra})
 
+    make_env().close()  # an env that cannot be made (unavailable, a bad kwarg, a failing factory) is one error, exit 3
+
     def on_start(name: str, i: int, total: int) -> None:
         if not args.quiet:
             print(f"[{i + 1:2d}/{total}] {name} ...", file=sys.stderr, flush=True)
@@ -56,3 +58,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"envhub check {spec.id}" + (f" (num_envs={args.num_envs})" if args.num_envs else ""))
         print(testing.format_report(results))
     return EXIT_CHECK_FAILED if any(r.failed for r in results) else EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]

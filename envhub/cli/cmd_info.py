@@ -62,3 +62,6 @@ def _describe(tree: Any) -> Any:
     import jax
 
     return jax.tree.map(lambda x: f"{x.dtype}{list(x.shape)}", tree)
+
+
+__all__ = ["NAME", "add_arguments", "run"]

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from envhub.cli._common import EXIT_OK, print_table
+from envhub.loading import switches
 
 NAME = "list"
 
@@ -17,6 +18,12 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(NAME, help="list backends, or the environments of one backend")
     p.add_argument("prefix", nargs="?", help="a backend prefix, e.g. gymnax")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also run each backend's envhub_register_envs hook (imports the backend libraries), "
+        "so a failing hook shows as status error",
+    )
     return p
 
 
@@ -24,15 +31,18 @@ def run(args: argparse.Namespace) -> int:
     import envhub
 
     if args.prefix is None:
-        backends = envhub.list_backends()
+        backends = envhub.list_backends(deep=args.deep)
         if args.json:
             print(json.dumps([b.__dict__ for b in backends], indent=2))
             return EXIT_OK
+        hidden = ", ".join(f"{k}={v!r}" for k, v in switches().items())
         if not backends:
             from envhub.plugin_api import compatible_core_range
 
             print(
-                f'No envhub backends installed; install one, e.g. pip install "envhub[gymnax]{compatible_core_range()}"'
+                f"No envhub backends loaded: {hidden} hides installed plugins; unset it to see them."
+                if hidden
+                else f'No envhub backends installed; install one, e.g. pip install "envhub[gymnax]{compatible_core_range()}"'
             )
             return EXIT_OK
         print_table(
@@ -42,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         for b in backends:
             if b.reason:
                 print(f"\n{b.prefix}: {b.reason}")
+        if hidden:
+            print(f"\n{hidden} is set: installed plugins it does not name are not listed.")
         return EXIT_OK
     specs = envhub.list_envs(args.prefix)
     if args.json:
@@ -56,3 +68,6 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]

@@ -59,3 +59,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {frames} frames of {env_id} ({args.policy} policy) to {args.out}")
     return EXIT_OK
+
+
+__all__ = ["NAME", "add_arguments", "run"]

@@ -14,9 +14,11 @@ checks of one env share a ``Probe``: its few programs (first steps, one rollout,
 time limit) compile once and every check inspects their output.
 
 Layout: ``probe`` (Options, rollouts, the shared programs) <- ``checks`` <- ``suite`` (results,
-report, ``ConformanceTests``); ``_compare`` holds the host-side comparisons.
+report, ``ConformanceTests``); ``_compare`` holds the host-side comparisons. ``toy_envs`` holds
+``Corridor``, a tiny correct environment (and its deliberately buggy variants) to test wrappers on.
 """
 
+from envhub.testing import toy_envs
 from envhub.testing._compare import CheckFailure, CheckSkipped
 from envhub.testing.checks import CHECKS
 from envhub.testing.probe import Options, Probe, rollout, rollout_fn
@@ -45,4 +47,5 @@ __all__ = [
     "rollout_fn",
     "run_check",
     "run_checks",
+    "toy_envs",
 ]

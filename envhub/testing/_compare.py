@@ -79,15 +79,40 @@ def leaf_equal(a: Any, b: Any, batch_ndim: int, atol: float | None = None) -> np
     return eq
 
 
-def dtype_mismatch(space: Any, tree: Any) -> str | None:
-    """Describe the first leaf of ``tree`` whose dtype is not its space leaf's dtype, else ``None``."""
-    leaves = space.leaves if isinstance(space, spaces.Tree) else [space]
-    try:
-        values = space.treedef.flatten_up_to(tree) if isinstance(space, spaces.Tree) else [tree]
-    except (ValueError, TypeError):
-        return f"its structure {jax.tree.structure(tree)} is not the space's {space.treedef}"
-    for i, (leaf, value) in enumerate(zip(leaves, values)):
-        dtype = np.asarray(value).dtype
-        if dtype != leaf.dtype:
-            return f"leaf {i} is {dtype}, but its space {leaf!r} holds {leaf.dtype}"
+def space_mismatch(space: spaces.Space, tree: Any, name: str) -> str | None:
+    """Describe how ``tree`` (arrays or ``jax.ShapeDtypeStruct``s) is not exactly of ``space``, else ``None``.
+
+    Exactly: the space's pytree structure, and each leaf the shape and dtype of its space leaf (not
+    only the dtype kind, as ``contains`` checks). ``name`` names ``tree`` in the message, which
+    calls ``space`` the observation space.
+    """
+    expected: Any
+    if isinstance(space, spaces.Tree):
+        expected, leaves = space.treedef, space.leaves
+    else:
+        expected, leaves = jax.tree.structure(0), [space]
+    structure: Any = jax.tree.structure(tree)
+    if structure != expected:
+        return f"{name} has pytree structure {structure}, but the observation space has {expected}"
+    for (path, value), leaf in zip(jax.tree_util.tree_flatten_with_path(tree)[0], leaves):
+        value = value if hasattr(value, "dtype") else np.asarray(value)  # a Python scalar
+        shape, dtype = tuple(value.shape), np.dtype(value.dtype)
+        if (shape, dtype) != (tuple(leaf.shape), leaf.dtype):
+            return (
+                f"{name}{jax.tree_util.keystr(path)} is {dtype} of shape {shape}, "
+                f"but its space {leaf!r} holds {leaf.dtype} of shape {tuple(leaf.shape)}"
+            )
     return None
+
+
+__all__ = [
+    "CheckFailure",
+    "CheckSkipped",
+    "avals",
+    "batch_shape",
+    "leaf_equal",
+    "require",
+    "same_structure",
+    "space_mismatch",
+    "trees_close",
+]

@@ -6,7 +6,6 @@ A check builds no program of its own unless it tests something only its own prog
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -20,13 +19,13 @@ from envhub.testing._compare import (
     CheckFailure,
     CheckSkipped,
     batch_shape,
-    dtype_mismatch,
     leaf_equal,
     require,
     same_structure,
+    space_mismatch,
     trees_close,
 )
-from envhub.testing.probe import Probe, first_steps, rollout_fn, space_names
+from envhub.testing.probe import Probe, rollout_fn, space_names
 from envhub.types import TimeStep
 
 
@@ -48,7 +47,7 @@ def check_spaces(probe: Probe) -> None:
 
 
 def check_init(probe: Probe) -> None:
-    """init gives obs in the space, float32 zero reward, false bool flags, final_obs == obs."""
+    """init gives obs in the space (bounds; ``structure`` checks exact dtypes and shapes), float32 zero reward, false bool flags, final_obs == obs."""
     ts = probe.at_zero["first"]
     require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
     batch = batch_shape(probe.env)
@@ -63,19 +62,24 @@ def check_init(probe: Probe) -> None:
             f"{flag} must be bool of shape {batch}, got {value.dtype} {value.shape}",
         )
         require(not bool(jnp.any(value)), f"{flag} is set right after init")
-    mismatch = dtype_mismatch(probe.env.observation_space, ts.obs)
-    require(mismatch is None, f"the init obs does not have the observation space's dtypes: {mismatch}")
     require(probe.at_zero["init_inside"], f"init obs {ts.obs!r} is not in {probe.env.observation_space!r}")
     require(trees_close(ts.final_obs, ts.obs, 0.0), "after init, final_obs must equal obs")
     require(isinstance(ts.info, dict), f"info must be a dict, got {type(ts.info).__name__}")
 
 
 def check_structure(probe: Probe) -> None:
-    """(state, ts) have one pytree structure, shapes, dtypes and weak types from init, reset and step;
-    the obs of step and reset lie in the observation space."""
-    first = jax.eval_shape(functools.partial(first_steps, probe.env), jax.random.key(0))  # traced, not compiled
-    same_structure(first["init"], first["step"], "init vs step")
-    same_structure(first["init"], first["reset"], "init vs reset")
+    """obs and final_obs have exactly the observation space's pytree structure, shapes and dtypes at
+    init, step and reset; (state, ts) have one pytree structure, shapes, dtypes and weak types from
+    all three; the obs after reset lies in the observation space."""
+    traced = probe.traced_first_steps  # traced, not compiled
+    space = probe.env.observation_space
+    for when in ("init", "step", "reset"):
+        ts = traced[when][1]
+        for field in ("obs", "final_obs"):
+            mismatch = space_mismatch(space, getattr(ts, field), field)
+            require(mismatch is None, f"at {when}, {mismatch}")
+    same_structure(traced["init"], traced["step"], "init vs step")
+    same_structure(traced["init"], traced["reset"], "init vs reset")
     require(probe.at_zero["reset_inside"], f"the obs after reset is not in {probe.env.observation_space!r}")
 
 
@@ -255,3 +259,18 @@ CHECKS: dict[str, Callable[[Probe], None]] = {
     "errors": check_errors,
     "close": check_close,
 }
+
+
+__all__ = [
+    "CHECKS",
+    "check_autoreset",
+    "check_close",
+    "check_determinism",
+    "check_errors",
+    "check_init",
+    "check_jit",
+    "check_spaces",
+    "check_structure",
+    "check_truncation",
+    "check_vmap",
+]

@@ -3,8 +3,9 @@
 Compilation dominates the kit's cost, so checks do not build programs of their own: they ask the
 ``Probe`` for what they inspect, and the probe compiles each program the first time a check needs
 it (``run``: a scan rollout of the default env, with space samples and a final reset;
-``run_limited``: one of the env made with the short time limit). Structure is read from traces
-(``jax.eval_shape``), which compile nothing.
+``run_limited``: one of the env made with the short time limit). Structure, shapes and dtypes are
+read from one trace of init, a step and reset (``traced_first_steps``, ``jax.eval_shape``), which
+compiles nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ Rollout = tuple[TimeStep[Any], TimeStep[Any]]
 @dataclasses.dataclass(frozen=True)
 class Options:
     """How the kit exercises one environment.
+
+    A plugin registers them per environment in one shape: a module-level table
+    ``CHECK_OPTIONS: dict[str, dict[str, Any]]`` of these fields, keyed by env name, with ``"*"``
+    for all its envs (``{"*": {"time_limit_kwarg": "max_steps"}, "Slow-v0": {"num_steps": 20}}``),
+    passed as ``register(name, ..., check_options=envhub.check_options_for(CHECK_OPTIONS, name))``.
+    ``options_for(spec)`` (and so ``ConformanceTests`` and ``envhub check``) reads them back.
 
     Attributes:
         num_steps: Steps of the auto-reset check's rollout when the env has no time-limit kwarg.
@@ -177,6 +184,11 @@ class Probe:
         return self.fresh()
 
     @functools.cached_property
+    def traced_first_steps(self) -> dict[str, Any]:
+        """The avals (``jax.ShapeDtypeStruct``s) of ``first_steps(env, key)``: traced, never compiled."""
+        return jax.eval_shape(functools.partial(first_steps, self.env), jax.random.key(0))
+
+    @functools.cached_property
     def main_steps(self) -> int:
         """Length of the default env's rollout: enough for every check that slices a prefix."""
         options = self.options
@@ -213,3 +225,19 @@ class Probe:
         for env in self._made:
             env.close()
         self._made.clear()
+
+
+__all__ = [
+    "MakeEnv",
+    "Options",
+    "Probe",
+    "Rollout",
+    "checked_rollout_fn",
+    "first_steps",
+    "in_space",
+    "random_step",
+    "rollout",
+    "rollout_fn",
+    "rollout_keys",
+    "space_names",
+]

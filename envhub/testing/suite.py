@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.testing._compare import CheckFailure, CheckSkipped
 from envhub.testing.checks import CHECKS
 from envhub.testing.probe import MakeEnv, Options, Probe
@@ -92,14 +93,18 @@ def format_report(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def options_for(spec: Any, **overrides: Any) -> Options:
-    """The Options a backend registered for ``spec`` (an ``envhub.EnvSpec``), plus ``overrides``."""
+def _known_fields(given: dict[str, Any], where: str) -> dict[str, Any]:
+    """``given``, if every key is a field of ``Options``; else an error naming ``where`` they came from."""
     fields = {f.name for f in dataclasses.fields(Options)}
-    given = {**spec.check_options, **overrides}
     unknown = sorted(set(given) - fields)
     if unknown:
-        raise ValueError(f"check_options of {spec.id!r} has unknown field(s) {unknown}; Options has {sorted(fields)}.")
-    return Options(**given)
+        raise InvalidArgumentError(f"{where} has unknown field(s) {unknown}; Options has {sorted(fields)}.")
+    return given
+
+
+def options_for(spec: Any, **overrides: Any) -> Options:
+    """The Options a backend registered for ``spec`` (an ``envhub.EnvSpec``), plus ``overrides``."""
+    return Options(**_known_fields({**spec.check_options, **overrides}, f"check_options of {spec.id!r}"))
 
 
 def check_env(make_env: MakeEnv, options: Options = DEFAULT_OPTIONS) -> None:
@@ -110,7 +115,16 @@ def check_env(make_env: MakeEnv, options: Options = DEFAULT_OPTIONS) -> None:
 
 
 class ConformanceTests:
-    """pytest base class: set ``env_id`` (and options) or override ``make_env``; one test per check.
+    """pytest base class: one test per check, on the env that ``make_env`` makes.
+
+    Class attributes:
+        env_id: The id ``make_env`` passes to ``envhub.make`` (with ``make_kwargs``); its registered
+            ``check_options`` are the options unless ``options`` is set.
+        make_kwargs: Extra ``envhub.make`` kwargs, e.g. ``{"num_envs": 4}``.
+        options: ``testing.Options`` replacing the registered ones (needed when ``make_env`` is
+            overridden and there is no ``env_id``).
+        option_overrides: ``Options`` fields set on top of the options above, e.g.
+            ``{"time_limit": 5, "num_steps": 20}`` for a slow env.
 
     The checks of one class share a probe, so its programs compile once per process; under
     pytest-xdist, ``--dist loadscope`` keeps a class on one worker.
@@ -118,8 +132,8 @@ class ConformanceTests:
 
     env_id: str = ""
     make_kwargs: ClassVar[dict[str, Any]] = {}
-    #: ``None`` takes the options the backend registered for ``env_id``.
     options: Options | None = None
+    option_overrides: ClassVar[dict[str, Any]] = {}
     _probes: ClassVar[dict[type, Probe]] = {}
 
     def make_env(self, **kwargs: Any) -> Environment[Any, Any, Any]:
@@ -128,11 +142,19 @@ class ConformanceTests:
         return envhub.make(self.env_id, **{**self.make_kwargs, **kwargs})
 
     def _options(self) -> Options:
+        name = type(self).__name__
         if self.options is not None:
-            return self.options
-        import envhub
+            options = self.options
+        elif self.env_id:
+            import envhub
 
-        return options_for(envhub.default_registry().spec(self.env_id))
+            options = options_for(envhub.default_registry().spec(self.env_id))
+        else:
+            raise InvalidArgumentError(
+                f"{name} sets neither env_id nor options; set env_id (its registered check options apply) "
+                "or options = testing.Options(...)."
+            )
+        return dataclasses.replace(options, **_known_fields(self.option_overrides, f"{name}.option_overrides"))
 
     def _probe(self) -> Probe:
         cls = type(self)
@@ -184,3 +206,16 @@ class ConformanceTests:
 
     def test_close(self) -> None:
         self._run("close")
+
+
+__all__ = [
+    "CheckResult",
+    "ConformanceTests",
+    "DEFAULT_OPTIONS",
+    "Status",
+    "check_env",
+    "format_report",
+    "options_for",
+    "run_check",
+    "run_checks",
+]

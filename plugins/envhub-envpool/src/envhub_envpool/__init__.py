@@ -26,6 +26,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'envhub_envpool' has no attribute {name!r}")
 
 
+# How the conformance kit drives each task (fields of envhub.testing.Options): "*" for every task,
+# a task's name for its own (envhub.check_options_for merges the two).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episode_steps"}}
+
 _DESCRIPTION = "envpool (host pool; XLA FFI fast path inside jit, same-step auto-reset)"
 
 
@@ -40,7 +44,7 @@ def envhub_register_envs(register: Any) -> None:
             name,
             functools.partial(make_envpool_env, name),
             batching="native",
-            check_options={"time_limit_kwarg": "max_episode_steps"},
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             description=_DESCRIPTION,
         )
 

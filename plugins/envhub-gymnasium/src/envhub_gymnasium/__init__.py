@@ -22,8 +22,14 @@ _OPTIONAL = (
     ("gymnasium.envs.box2d", "Box2D", "box2d"),
     ("gymnasium.envs.mujoco", "mujoco", "mujoco"),
 )
-# Deterministic by design: the same trajectory whatever the key.
-_KEYS_DO_NOT_MATTER = {"CliffWalking-v1", "tabular/CliffWalking-v0"}
+# How the conformance kit drives each env (fields of envhub.testing.Options): "*" for every env, an
+# env's name for its own (envhub.check_options_for merges the two).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps"},
+    # Deterministic by design: the same trajectory whatever the key.
+    "CliffWalking-v1": {"keys_matter": False},
+    "tabular/CliffWalking-v0": {"keys_matter": False},
+}
 
 
 @envhub.hookimpl
@@ -38,9 +44,6 @@ def envhub_register_envs(register: Any) -> None:
     except ImportError:
         pass
     for name, spec in gymnasium.registry.items():
-        options = {"time_limit_kwarg": "max_episode_steps"}
-        if name in _KEYS_DO_NOT_MATTER:
-            options["keys_matter"] = False
         reason = _unavailable(spec)
         factory = None if reason else functools.partial(make_gymnasium_env, name)
         register(
@@ -48,7 +51,7 @@ def envhub_register_envs(register: Any) -> None:
             factory,
             batching="native",
             unavailable=reason,
-            check_options=options,
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             description="gymnasium (host, stepped through a host callback)",
         )
 

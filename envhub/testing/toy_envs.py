@@ -1,4 +1,17 @@
-"""A tiny JAX-native environment for the core's tests, with switchable contract violations."""
+"""Toy environments for testing wrappers and tools on a known, cheap, JAX-native env.
+
+``Corridor`` is a correct envhub environment (it passes every conformance check) that compiles in
+well under a second, so a plugin or wrapper author can test code on it before a real backend::
+
+    from envhub import testing
+    from envhub.testing.toy_envs import Corridor
+
+    testing.check_env(lambda **kw: MyWrapper(Corridor(**kw)), testing.Options(time_limit_kwarg="max_steps"))
+
+``Corridor(bug=...)`` switches on one contract violation (see ``BUGS``): the kit's own tests use
+these to prove each check fails where it should. ``ToyPlugin`` registers ``Corridor-v0`` and an
+unavailable ``Offline-v0`` in a ``Registry`` (``registry.register_backend("toy", ToyPlugin())``).
+"""
 
 from __future__ import annotations
 
@@ -7,23 +20,40 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-import envhub
 from envhub import spaces
+from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.hookspecs import hookimpl
+from envhub.specs import check_options_for
 from envhub.types import TimeStep
 
+#: Each ``Corridor(bug=...)`` and the contract violation it switches on.
+BUGS: dict[str, str] = {
+    "next_step_reset": "a dummy step after each episode that ignores its action (envpool-style reset)",
+    "final_obs": "final_obs is the new episode's first obs instead of the one reached",
+    "both_flags": "truncated is set on terminal steps too (as brax's done does)",
+    "weak_info": "info holds a weak-typed float at step (bool at init)",
+    "ignores_key": "every episode starts in the same cell, whatever the key",
+    "float_reward": "the step reward is weak-typed",
+    "no_truncation": "the time limit is never applied",
+    "obs_dtype": "float16 obs (and final_obs) in a float32 Box",
+    "final_obs_dtype": "float16 final_obs, everywhere, in a float32 Box (values equal, only its dtype is wrong)",
+    "reset_state": "reset returns a state with an extra field",
+}
 
-class Corridor(envhub.Environment[Any, Any, Any]):
+
+class Corridor(Environment[Any, Any, Any]):
     """Walk a corridor of ``length`` cells: action 1 moves right, 0 left; the right end terminates.
 
-    ``bug`` switches on one contract violation, so tests can prove the kit catches it:
-    "next_step_reset" (a dummy step after each episode), "final_obs" (final_obs is the reset obs),
-    "both_flags" (truncated set on terminal steps too), "weak_info" (weak-typed info at step),
-    "ignores_key" (every episode starts in the same cell), "float_reward" (weak-typed reward),
-    "no_truncation" (the time limit is never applied), "obs_dtype" (float16 obs in a float32 Box),
-    "reset_state" (reset returns a state with an extra field).
+    Args:
+        length: Cells; episodes start in the left half, at a cell drawn from the key.
+        max_steps: The time limit (``truncated`` after this many steps).
+        bug: ``None``, or a key of ``BUGS``: the one contract violation to switch on.
     """
 
     def __init__(self, length: int = 6, max_steps: int = 20, bug: str | None = None):
+        if bug is not None and bug not in BUGS:
+            raise InvalidArgumentError(f"Corridor(bug={bug!r}) is not a known bug; use one of {sorted(BUGS)} or None.")
         self.length, self.max_steps, self.bug = length, max_steps, bug
 
     @property
@@ -38,6 +68,9 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         obs = jnp.stack([pos, t]).astype(jnp.float32) * jnp.array([1.0, 0.0], jnp.float32)
         return obs.astype(jnp.float16) if self.bug == "obs_dtype" else obs
 
+    def _final(self, obs: jax.Array) -> jax.Array:
+        return obs.astype(jnp.float16) if self.bug == "final_obs_dtype" else obs
+
     def _start(self, key: jax.Array) -> jax.Array:
         if self.bug == "ignores_key":
             return jnp.int32(0)
@@ -46,7 +79,8 @@ class Corridor(envhub.Environment[Any, Any, Any]):
     def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
         pos = self._start(key)
         state = {"pos": pos, "t": jnp.int32(0), "pending_reset": jnp.bool_(False)}
-        return state, TimeStep.first(self._obs(pos, state["t"]), {"moved": jnp.bool_(False)})
+        ts = TimeStep.first(self._obs(pos, state["t"]), {"moved": jnp.bool_(False)})
+        return state, ts.replace(final_obs=self._final(ts.obs))
 
     def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
         state, ts = self._init(key)
@@ -61,23 +95,23 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         truncated = (t >= self.max_steps) & ~terminated
         if self.bug == "no_truncation":
             truncated = jnp.bool_(False)
-        if self.bug == "both_flags":  # every end reported as a time limit too, as brax's done does
+        if self.bug == "both_flags":
             truncated = (t >= self.max_steps) | terminated
         done = terminated | truncated
         reached = self._obs(pos, t)
-        start = self._start(key)
-        new_pos = jnp.where(done, start, pos)
+        new_pos = jnp.where(done, self._start(key), pos)
         new_t = jnp.where(done, 0, t)
         obs = self._obs(new_pos, new_t)
         info = {"moved": pos != state["pos"]}
         if self.bug == "weak_info":
             info = {"moved": jnp.where(pos != state["pos"], True, False) * 1.0}
+        # Built field by field, not with TimeStep.transition, so that the bugs above get through.
         ts = TimeStep(
             obs=obs,
             reward=(1.0 * terminated) if self.bug == "float_reward" else terminated.astype(jnp.float32),
             terminated=terminated,
             truncated=truncated,
-            final_obs=obs if self.bug == "final_obs" else reached,
+            final_obs=self._final(obs if self.bug == "final_obs" else reached),
             info=info,
         )
         return {"pos": new_pos, "t": new_t, "pending_reset": jnp.bool_(False)}, ts
@@ -95,15 +129,22 @@ class Corridor(envhub.Environment[Any, Any, Any]):
         return {"pos": pos, "t": t, "pending_reset": terminated | truncated}, ts
 
 
-class ToyPlugin:
-    """An in-process plugin offering Corridor (and its buggy variants) plus one unavailable env."""
+#: The toy backend's conformance options, in the one shape every plugin uses (``"*"``: all envs).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_steps"}}
 
-    @envhub.hookimpl
+
+class ToyPlugin:
+    """An in-process backend offering ``Corridor-v0`` (kwargs reach ``Corridor``) and an unavailable ``Offline-v0``."""
+
+    @hookimpl
     def envhub_register_envs(self, register: Any) -> None:
         register(
             "Corridor-v0",
             Corridor,
-            check_options={"time_limit_kwarg": "max_steps"},
+            check_options=check_options_for(CHECK_OPTIONS, "Corridor-v0"),
             description="a walk to the right end",
         )
         register("Offline-v0", None, unavailable="needs a download")
+
+
+__all__ = ["BUGS", "CHECK_OPTIONS", "Corridor", "ToyPlugin"]

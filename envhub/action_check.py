@@ -1,0 +1,161 @@
+"""The action check every backend shares: structure, shape and dtype at trace time; values at run time.
+
+``check_action`` runs while tracing and costs nothing at run time. ``check_values`` is the rule for
+values, the same on every backend: an out-of-range ``Discrete``/``MultiDiscrete`` value or a
+non-finite value in a float ``Box`` is an ``ActionError`` (out-of-bounds finite ``Box`` values are
+left to the backend, which clips them). On concrete arrays it raises at once. On traced ones it
+reduces the whole action (every leaf, the whole batch) to one bool and branches with ``lax.cond`` to
+a host callback that raises only when that bool is true, so a valid action costs one reduction and
+one branch. The bool is reduced over ``jax.vmap`` axes too (``_any_unbatched``), so vmap never turns
+the branch into a select that would run the callback for every action.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envhub import spaces
+from envhub.errors import ActionError
+
+VALUES_FIX = (
+    "pass values inside the space (e.g. env.action_space.sample(key)); "
+    "envhub.make(..., validate_actions=False) skips this check"
+)
+
+
+def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
+    """Check ``action`` against ``space`` at trace time and cast it to the space's dtype.
+
+    Raises:
+        ActionError: wrong pytree structure, wrong shape, or floats for an integer space.
+    """
+    if isinstance(space, spaces.Tree):
+        try:
+            leaves = space.treedef.flatten_up_to(action)
+        except (ValueError, TypeError) as exc:
+            raise ActionError(env_id, f"structure does not match ({exc})", space) from None
+        return space.treedef.unflatten([check_action(env_id, s, a) for s, a in zip(space.leaves, leaves)])
+    try:
+        array = jnp.asarray(action)
+    except (TypeError, ValueError):  # jax says ValueError for None, TypeError for strings
+        raise ActionError(env_id, f"{action!r} is not an array", space) from None
+    if array.shape != space.shape:
+        raise ActionError(env_id, f"shape {array.shape} where {space.shape} is needed", space)
+    kind = array.dtype.kind
+    if space.dtype.kind in "iu" and kind not in "iub":
+        raise ActionError(env_id, f"dtype {array.dtype.name} where integers are needed", space)
+    if space.dtype.kind == "f" and kind not in "fiub":
+        raise ActionError(env_id, f"dtype {array.dtype.name} where floats are needed", space)
+    return array if array.dtype == space.dtype else array.astype(space.dtype)
+
+
+def check_values(env_id: str, space: spaces.Space, action: Any) -> Any:
+    """Return ``action`` (already through ``check_action``) once its values are valid; see the module docstring.
+
+    Raises:
+        ActionError: eagerly, for concrete arrays; under ``jit``, from the host callback, which JAX
+            re-raises wrapped (its message still names ``ActionError`` and the fix).
+    """
+    parts = _parts(space)
+    if not parts:
+        return action
+    leaves = space.treedef.flatten_up_to(action) if isinstance(space, spaces.Tree) else [action]
+    if not any(isinstance(x, jax.core.Tracer) for x in leaves):
+        problem = value_problem(space, leaves)
+        if problem is not None:
+            raise ActionError(env_id, problem, space, fix=VALUES_FIX)
+        return action
+
+    def raise_on_host(*host_leaves: Any) -> tuple[Any, ...]:
+        problem = value_problem(space, host_leaves)
+        if problem is not None:
+            raise ActionError(env_id, problem, space, fix=VALUES_FIX)
+        return tuple(np.asarray(x) for x in host_leaves)
+
+    @jax.custom_jvp
+    def checked(*xs: Any) -> tuple[Any, ...]:
+        invalid = jnp.asarray(False)
+        for _, sub, index in parts:
+            invalid = invalid | jnp.any(_invalid(sub, xs[index], jnp))
+        shapes = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in xs)
+
+        def fire(*ys: Any) -> tuple[Any, ...]:
+            return tuple(jax.pure_callback(raise_on_host, shapes, *ys, vmap_method="expand_dims"))
+
+        return tuple(jax.lax.cond(_any_unbatched(invalid), fire, lambda *ys: ys, *xs))
+
+    @checked.defjvp
+    def _(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        return checked(*primals), tangents  # the check does not change the values: the identity's tangents
+
+    out = list(checked(*leaves))
+    return space.treedef.unflatten(out) if isinstance(space, spaces.Tree) else out[0]
+
+
+def value_problem(space: spaces.Space, leaves: Any) -> str | None:
+    """The first invalid value of NumPy-convertible ``leaves`` (of ``space``), said in words, or None."""
+    for path, sub, index in _parts(space):
+        x = np.asarray(leaves[index])
+        bad = np.asarray(_invalid(sub, x, np))
+        if not bad.any():
+            continue
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = x[where].item() if where else x.item()
+        count = f"{int(bad.sum())} of {bad.size} values" if bad.size > 1 else "1 value"
+        at = (f" in {path}" if path else "") + (f" at index {where}" if where else "")
+        if isinstance(sub, spaces.MultiDiscrete):
+            lo, hi = (np.broadcast_to(b, x.shape)[where].item() for b in _range(sub))
+            rule = f"is outside [{lo}, {hi})"
+        else:
+            rule = "is not finite"
+        return f"{value!r}{at} {rule} ({count} invalid)"
+    return None
+
+
+def _parts(space: spaces.Space) -> list[tuple[str, spaces.Space, int]]:
+    """``(path, leaf space, leaf index)`` of every leaf whose values need checking."""
+    if isinstance(space, spaces.Tree):
+        flat, _ = jax.tree_util.tree_flatten_with_path(space.spaces, is_leaf=lambda s: isinstance(s, spaces.Space))
+        paths = [jax.tree_util.keystr(p) for p, _ in flat]
+        return [(p, s, i) for i, (p, s) in enumerate(zip(paths, space.leaves)) if _checked(s)]
+    return [("", space, 0)] if _checked(space) else []
+
+
+def _checked(space: spaces.Space) -> bool:
+    return isinstance(space, spaces.MultiDiscrete) or (isinstance(space, spaces.Box) and space.dtype.kind == "f")
+
+
+def _invalid(space: spaces.Space, x: Any, xp: Any) -> Any:
+    """Elementwise: where ``x`` breaks ``space``'s value rule (``xp`` is numpy or jax.numpy)."""
+    if isinstance(space, spaces.MultiDiscrete):
+        lo, hi = _range(space)
+        return (x < lo) | (x >= hi)
+    return ~xp.isfinite(x)
+
+
+def _range(space: spaces.MultiDiscrete) -> tuple[Any, Any]:
+    """``[start, start + nvec)`` as small constants: scalars when uniform, one row when a batch repeats it."""
+    lo, hi = space.start, space.start + space.nvec
+    if lo.size and (lo == lo.flat[0]).all() and (hi == hi.flat[0]).all():
+        return lo.flat[0].item(), hi.flat[0].item()
+    while lo.ndim > 1 and (lo == lo[:1]).all() and (hi == hi[:1]).all():
+        lo, hi = lo[0], hi[0]
+    return lo, hi
+
+
+@jax.custom_batching.custom_vmap
+def _any_unbatched(pred: jax.Array) -> jax.Array:
+    """``jnp.any(pred)``, reduced over every ``jax.vmap`` axis too, so the result is never batched."""
+    return jnp.any(pred)
+
+
+@_any_unbatched.def_vmap
+def _(axis_size: int, in_batched: list[bool], pred: jax.Array) -> tuple[jax.Array, bool]:
+    return _any_unbatched(jnp.any(pred)), False  # the outer call reduces any enclosing vmap the same way
+
+
+__all__ = ["check_action", "check_values", "value_problem"]

@@ -1,0 +1,145 @@
+"""Keeping a plugin's faults inside the plugin: importing it, calling its hooks and factories, hidden prefixes.
+
+Whatever a plugin raises there, ``SystemExit`` included, becomes an envhub error naming the plugin
+(and the environment); envhub's own errors pass through, and a ``KeyboardInterrupt`` still interrupts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any
+
+from envhub.env import Environment
+from envhub.errors import EnvhubError, MakeArgumentError, PluginLoadError, UnknownBackendError
+from envhub.plugin_api import missing_error, plugin_install_line
+from envhub.specs import BATCHING_MODES, EnvSpec
+
+#: What a plugin may raise that must not escape it: every ``Exception`` and ``SystemExit`` (not ``KeyboardInterrupt``).
+PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+AUTOLOAD_SWITCH, SELECT_SWITCH = "ENVHUB_DISABLE_PLUGIN_AUTOLOAD", "ENVHUB_PLUGINS"
+
+
+def load_plugin(prefix: str, origin: str, entry_point: metadata.EntryPoint) -> Any:
+    """Import the module an entry point names; an envhub error if it raises."""
+    try:
+        return entry_point.load()
+    except ModuleNotFoundError as exc:
+        raise missing_error(prefix, origin, entry_point, exc) from exc
+    except PLUGIN_FAULTS as exc:
+        raise PluginLoadError(prefix, origin, exc) from exc
+
+
+def call_hook(prefix: str, origin: str, entry_point: Any, hook: str, caller: Callable[..., Any], **kwargs: Any) -> Any:
+    """Call one plugin's ``hook`` through ``caller``; an envhub error naming the plugin and hook if it raises."""
+    try:
+        return caller(**kwargs)
+    except EnvhubError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise missing_error(prefix, origin, entry_point, exc) from exc
+    except PLUGIN_FAULTS as exc:
+        raise PluginLoadError(prefix, origin, exc, during=f"in {hook}()") from exc
+
+
+def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) -> Environment[Any, Any, Any]:
+    """``spec.factory(**kwargs)``; an envhub error naming the plugin, the environment and the cause if it fails."""
+    assert spec.factory is not None
+    try:
+        env = spec.factory(**kwargs)
+    except EnvhubError:
+        raise
+    except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
+        if any(f"'{k}'" in str(exc) for k in kwargs if k != "num_envs"):
+            raise MakeArgumentError(spec.id, exc) from exc
+        raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
+    except ModuleNotFoundError as exc:
+        raise missing_error(spec.prefix, origin, entry_point, exc) from exc
+    except PLUGIN_FAULTS as exc:
+        raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
+    if not isinstance(env, Environment):
+        problem = TypeError(f"it returned {type(env).__name__}, not an envhub.Environment")
+        raise PluginLoadError(spec.prefix, origin, problem, during=_making(spec, kwargs))
+    return env
+
+
+def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]:
+    """The ``register`` callback handed to a backend's ``envhub_register_envs``: validates, then adds to ``envs``."""
+
+    def register(
+        name: str,
+        factory: Callable[..., Any] | None,
+        *,
+        batching: str = "vmap",
+        unavailable: str | None = None,
+        description: str = "",
+        check_options: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name or name != name.strip():
+            raise ValueError(f"environment name {name!r} must be a non-empty string without surrounding spaces")
+        if name in envs:
+            raise ValueError(f"environment name {name!r} registered twice")
+        if factory is None and unavailable is None:
+            raise ValueError(f"{name!r} needs a factory, or unavailable='reason'")
+        if factory is not None and not callable(factory):
+            raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
+        if batching not in BATCHING_MODES:
+            raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
+        envs[name] = EnvSpec(prefix, name, factory, batching, unavailable, description, dict(check_options or {}))
+
+    return register
+
+
+def _making(spec: EnvSpec, kwargs: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if not (k == "num_envs" and v is None))
+    return f"while making {spec.id!r}" + (f" with {shown}" if shown else "")
+
+
+def switches() -> dict[str, str]:
+    """The plugin switches set in the environment (``ENVHUB_DISABLE_PLUGIN_AUTOLOAD``, ``ENVHUB_PLUGINS``) and their values."""
+    found = {}
+    if os.environ.get(AUTOLOAD_SWITCH, "") not in ("", "0"):
+        found[AUTOLOAD_SWITCH] = os.environ[AUTOLOAD_SWITCH]
+    if os.environ.get(SELECT_SWITCH):
+        found[SELECT_SWITCH] = os.environ[SELECT_SWITCH]
+    return found
+
+
+def unknown_backend(prefix: str, known: list[str], group: str, active: dict[str, str]) -> UnknownBackendError:
+    """The error for a prefix no backend has; it names a switch in ``active`` that hid an installed plugin."""
+    install = plugin_install_line(prefix)
+    if not active:
+        return UnknownBackendError(prefix, known, install)
+    owners = [ep for ep in metadata.entry_points(group=group) if ep.name.lower() == prefix.lower()]
+    var = AUTOLOAD_SWITCH if AUTOLOAD_SWITCH in active else SELECT_SWITCH
+    value = active[var]
+    fix = (
+        f"unset {var} (or set it to 0)"
+        if var == AUTOLOAD_SWITCH
+        else f"add it ({var}={value.rstrip(',')},{prefix.lower()}) or unset {var}"
+    )
+    if owners:
+        dist = owners[0].dist
+        owner = f"The plugin {dist.name!r}" if dist is not None else f"An installed plugin ({owners[0].value})"
+        note = f"{owner} provides {prefix.lower()!r}, but {var}={value!r} hides it: {fix}."
+    else:
+        note = (
+            f"{var}={value!r} is set, so envhub reads {'no' if var == AUTOLOAD_SWITCH else 'only those'} "
+            f"plugin entry points: if {prefix.lower()!r} is installed, {fix}; else install it: {install}."
+        )
+    return UnknownBackendError(prefix, known, install, note=note)
+
+
+__all__ = [
+    "AUTOLOAD_SWITCH",
+    "PLUGIN_FAULTS",
+    "SELECT_SWITCH",
+    "build",
+    "call_hook",
+    "load_plugin",
+    "spec_collector",
+    "switches",
+    "unknown_backend",
+]

@@ -1,0 +1,201 @@
+"""Action values are validated by default, once per step, the same on every backend, eagerly and under jit."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envhub
+from envhub import action_check, spaces
+from envhub.action_check import check_values
+from envhub.errors import ActionError, InvalidArgumentError
+from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit
+
+KEY = jax.random.key(0)
+# Under jit JAX re-raises the callback's exception wrapped (a JaxRuntimeError); its message keeps ours.
+JIT_ERRORS = (jax.errors.JaxRuntimeError, ValueError, RuntimeError)
+
+
+def _callbacks(env, state, action):
+    return str(jax.make_jaxpr(env.step)(KEY, state, action)).count("pure_callback[")
+
+
+@pytest.fixture
+def host_checks(monkeypatch):
+    """How often the host side of the check ran (it must not, for valid actions, under jit or vmap)."""
+    calls = []
+    real = action_check.value_problem
+    monkeypatch.setattr(action_check, "value_problem", lambda *args: calls.append(1) or real(*args))
+    return calls
+
+
+def test_out_of_range_discrete_eagerly_names_env_value_and_space(registry):
+    env = registry.make("toy/Corridor-v0", num_envs=4)
+    state, _ = env.init(KEY)
+    with pytest.raises(
+        ActionError,
+        match=r"Invalid action for 'toy/Corridor-v0': 7 at index \(1,\) is outside \[0, 2\) \(2 of 4 values invalid\); "
+        r"the action space is Discrete\(2, shape=\(4,\), dtype=int32\): pass values inside the space.*"
+        r"validate_actions=False\) skips this check",
+    ):
+        env.step(KEY, state, jnp.array([1, 7, 0, -1]))
+    env.step(KEY, state, jnp.array([1, 1, 0, 0]))  # valid values step
+
+
+def test_out_of_range_discrete_under_jit_and_scan(registry, host_checks):
+    env = registry.make("toy/Corridor-v0", num_envs=4)
+    state, _ = env.init(KEY)
+    step = jax.jit(env.step)
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'toy/Corridor-v0': -1 at index \(3,\)"):
+        step(KEY, state, jnp.array([1, 0, 0, -1]))
+    assert step(KEY, state, jnp.array([1, 0, 0, 1]))[1].reward.shape == (4,)
+
+    @jax.jit
+    def rollout(actions):
+        def body(state, action):
+            state, ts = env.step(KEY, state, action)
+            return state, ts.reward
+
+        return jax.lax.scan(body, state, actions)[1]
+
+    good = jnp.ones((5, 4), jnp.int32)
+    host_checks.clear()
+    assert rollout(good).shape == (5, 4) and host_checks == []  # valid actions never reach the host
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 2 at index \(2,\) is outside \[0, 2\)"):
+        jax.block_until_ready(rollout(good.at[3, 2].set(2)))
+
+
+def test_user_vmap_over_an_unbatched_env(registry, host_checks):
+    env = registry.make("toy/Corridor-v0")
+    keys = jax.random.split(KEY, 3)
+    states, _ = jax.vmap(env.init)(keys)
+    step = jax.jit(jax.vmap(env.step))
+    assert step(keys, states, jnp.array([0, 1, 1]))[1].reward.shape == (3,)
+    assert host_checks == []  # the predicate is reduced over the vmap axis: still a branch, not a select
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'toy/Corridor-v0': 5 at index \(2,\)"):
+        step(keys, states, jnp.array([0, 1, 5]))
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 3 at index \(0,\)"):  # eager vmap
+        jax.vmap(env.step)(keys, states, jnp.array([3, 1, 1]))
+    nested = jax.jit(jax.vmap(jax.vmap(env.step)))
+    grid = jax.tree.map(lambda x: jnp.stack([x, x]), (keys, states))
+    host_checks.clear()
+    assert nested(*grid, jnp.ones((2, 3), jnp.int32))[1].reward.shape == (2, 3) and host_checks == []
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 9 at index \(1, 0\)"):
+        nested(*grid, jnp.ones((2, 3), jnp.int32).at[1, 0].set(9))
+
+
+def test_tree_and_multidiscrete_values():
+    space = spaces.Tree({"move": spaces.MultiDiscrete([3, 4]), "force": spaces.Box(-1.0, 1.0, (2,))})
+    ok = {
+        "move": jnp.array([2, 3], jnp.int32),
+        "force": jnp.array([0.5, 9.0], jnp.float32),
+    }  # 9.0: clipped, not refused
+    assert check_values("x/Y", space, ok) is ok
+    with pytest.raises(
+        ActionError, match=r"nan in \['force'\] at index \(1,\) is not finite \(1 of 2 values invalid\)"
+    ):
+        check_values("x/Y", space, {**ok, "force": jnp.array([0.0, jnp.nan])})
+    with pytest.raises(ActionError, match=r"4 in \['move'\] at index \(1,\) is outside \[0, 4\)"):
+        check_values("x/Y", space, {**ok, "move": jnp.array([0, 4], jnp.int32)})
+    bad = {**ok, "force": jnp.array([jnp.inf, 0.0])}
+    with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'x/Y': inf in \['force'\] at index \(0,\)"):
+        jax.jit(lambda a: check_values("x/Y", space, a))(bad)
+
+
+def test_once_per_step_whatever_the_wrappers(registry):
+    env = registry.make("toy/Corridor-v0", num_envs=4)
+    state, _ = env.init(KEY)
+    assert _callbacks(env, state, jnp.zeros(4, jnp.int32)) == 1  # VmapEnvironment's step, not once per env
+    wrapped = RecordEpisodeStatistics(TimeLimit(env, 5))
+    state, _ = wrapped.init(KEY)
+    assert _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1
+    with pytest.raises(ActionError, match="'toy/Corridor-v0': 2 at index"):
+        wrapped.step(KEY, state, jnp.array([0, 2, 0, 0]))
+
+
+def test_the_outermost_space_is_the_one_checked():
+    env = Discretize(envhub.make("gymnax/Pendulum-v1"), 5)  # MultiDiscrete outside, Box inside
+    state, _ = env.init(KEY)
+    with pytest.raises(ActionError, match=r"5 at index \(0,\) is outside \[0, 5\).*MultiDiscrete\(5"):
+        env.step(KEY, state, jnp.array([5], jnp.int32))
+    clipped = ClipAction(envhub.make("gymnax/Pendulum-v1"))  # any finite value is valid outside, NaN is not
+    state, _ = clipped.init(KEY)
+    clipped.step(KEY, state, jnp.array([1e6], jnp.float32))
+    with pytest.raises(ActionError, match=r"nan at index \(0,\) is not finite"):
+        clipped.step(KEY, state, jnp.array([jnp.nan], jnp.float32))
+
+
+def test_validate_actions_false_really_steps():
+    env = envhub.make("gymnax/CartPole-v1", num_envs=2, validate_actions=False)
+    assert env.validate_actions is False and env.unwrapped.validate_actions is False
+    state, _ = env.init(KEY)
+    _, seven = jax.jit(env.step)(KEY, state, jnp.array([7, 7]))
+    _, one = jax.jit(env.step)(KEY, state, jnp.array([1, 1]))
+    assert not np.allclose(seven.obs, one.obs)  # gymnax ran its physics with 7x the force
+    assert _callbacks(env, state, jnp.array([7, 7])) == 0
+    env.validate_actions = True
+    with pytest.raises(ActionError, match="7 at index"):
+        env.step(KEY, state, jnp.array([7, 7]))
+    assert envhub.make("gymnax/CartPole-v1").validate_actions is True
+    with pytest.raises(InvalidArgumentError, match=r"validate_actions='no' must be True or False"):
+        envhub.make("gymnax/CartPole-v1", validate_actions="no")
+
+
+def test_gradients_flow_through_the_check():
+    box = spaces.Box(-1.0, 1.0, (3,))
+    a = jnp.array([0.5, -2.0, 3.0], jnp.float32)
+    grad = jax.jit(jax.grad(lambda a: (check_values("x/Y", box, a) ** 2).sum()))(a)
+    assert np.allclose(grad, 2 * a)  # the check is the identity for differentiation
+    env = envhub.make("gymnax/Pendulum-v1")  # through a whole step: reward = -(... + 0.001 u^2)
+    state, _ = env.init(KEY)
+    grad = jax.jit(jax.grad(lambda u: env.step(KEY, state, u)[1].reward))(jnp.array([0.5], jnp.float32))
+    assert np.allclose(grad, [-0.001], atol=1e-6)
+
+
+CASES = [  # (id, num_envs, a bad action for that batch, what the message says)
+    ("gymnax/CartPole-v1", 3, np.array([0, 7, 1], np.int32), r"7 at index \(1,\) is outside \[0, 2\)"),
+    ("gymnax/Pendulum-v1", 2, np.array([[0.0], [np.nan]], np.float32), r"nan at index \(1, 0\) is not finite"),
+    ("brax/fast", 2, np.array([[np.inf], [0.0]], np.float32), r"inf at index \(0, 0\) is not finite"),
+    ("gymnasium/CartPole-v1", 2, np.array([-1, 0], np.int64), r"-1 at index \(0,\) is outside \[0, 2\)"),
+    ("gymnasium/Pendulum-v1", 2, np.array([[0.0], [np.nan]], np.float32), r"nan at index \(1, 0\) is not finite"),
+    ("envpool/CartPole-v1", 2, np.array([1, 7], np.int32), r"7 at index \(1,\) is outside \[0, 2\)"),
+    ("envpool/Pendulum-v1", 2, np.array([[np.nan], [0.0]], np.float32), r"nan at index \(0, 0\) is not finite"),
+]
+
+
+@pytest.mark.parametrize("env_id,num_envs,bad,message", CASES, ids=[c[0] for c in CASES])
+def test_every_backend_eager_and_jit(env_id, num_envs, bad, message):
+    with envhub.make(env_id, num_envs=num_envs) as env:
+        state, _ = env.init(KEY)
+        with pytest.raises(ActionError, match=rf"Invalid action for '{env_id}': {message}"):
+            env.step(KEY, state, bad)
+        step = jax.jit(env.step)
+        state, ts = step(KEY, state, np.zeros_like(bad))  # the eagerly refused step left the state usable
+        assert ts.reward.shape == (num_envs,) and bool(jnp.isfinite(ts.obs).all())
+        with pytest.raises(JIT_ERRORS, match=rf"ActionError: Invalid action for '{env_id}': {message}"):
+            jax.block_until_ready(step(KEY, state, bad))
+        if env_id.startswith("envpool/"):
+            return  # envpool's fast path loses its pool's step counter when a jitted call fails (issue 20, item 3)
+        state, ts = step(KEY, state, np.zeros_like(bad))  # so did the refused jitted one
+        assert ts.reward.shape == (num_envs,) and bool(jnp.isfinite(ts.obs).all())
+
+
+def _step_off(env_id, action, num_envs=2):
+    """Step a fresh env (validate_actions=False) from the same seed, jitted; return the TimeStep."""
+    with envhub.make(env_id, num_envs=num_envs, validate_actions=False) as env:
+        state, _ = env.init(KEY)
+        return jax.device_get(jax.jit(env.step)(KEY, state, action)[1])
+
+
+def test_validate_actions_false_hands_every_backend_the_value():
+    # gymnax: 7 runs CartPole's physics with 7x the force of action 1
+    seven, one = _step_off("gymnax/CartPole-v1", np.array([7, 7])), _step_off("gymnax/CartPole-v1", np.array([1, 1]))
+    assert not np.allclose(seven.obs, one.obs)
+    # brax's test env "fast" moves where action > 0: NaN steps like 0
+    nan = np.full((2, 1), np.nan, np.float32)
+    assert np.allclose(_step_off("brax/fast", nan).obs, _step_off("brax/fast", np.zeros((2, 1), np.float32)).obs)
+    # envpool treats an out-of-range discrete action as 0
+    seven = _step_off("envpool/CartPole-v1", np.array([7, 7], np.int32))
+    assert np.allclose(seven.obs, _step_off("envpool/CartPole-v1", np.array([0, 0], np.int32)).obs)
+    # gymnasium's Pendulum steps a NaN torque into NaN observations
+    assert np.isnan(_step_off("gymnasium/Pendulum-v1", nan).obs).any()
