@@ -17,7 +17,7 @@ TESTS = Path(__file__).resolve().parent
 
 CLI_PLUGIN = """
 import envhub
-from toy_envs import Corridor
+from envhub.testing.toy_envs import Corridor
 
 @envhub.hookimpl
 def envhub_register_envs(register):
