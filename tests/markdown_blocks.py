@@ -49,9 +49,8 @@ def python_blocks(text: str) -> list[tuple[int, str, dict[str, str]]]:
         if info in ("python", "py"):
             before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
             directive = DIRECTIVE.match(before)
-            options = dict(
-                part.partition("=")[::2] for part in (directive["body"].split(";") if directive else []) if part.strip()
-            )
+            parts = re.split(r";\s*(?=\w+=)", directive["body"]) if directive else []  # "a=1; b=2"
+            options = dict(part.partition("=")[::2] for part in parts if part.strip())
             code = "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in lines[i + 1 : end])
             blocks.append((i + 2, code, {k.strip(): v.strip() for k, v in options.items()}))
         i = end + 1
