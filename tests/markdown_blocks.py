@@ -43,7 +43,11 @@ def python_blocks(text: str) -> list[tuple[int, str, dict[str, str]]]:
             continue
         indent, fence, info = match["indent"], match["fence"], match["info"].lower()
         end = next(
-            (j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence) and not lines[j].strip(fence[0]).strip()),
+            (
+                j
+                for j in range(i + 1, len(lines))
+                if lines[j].strip().startswith(fence) and not lines[j].strip(fence[0]).strip()
+            ),
             len(lines),
         )
         if info in ("python", "py"):
@@ -67,7 +71,9 @@ class MarkdownFile(pytest.File):
             item = CodeBlock.from_parent(self, name=f"line-{line}", line=line, code=code)
             unknown = set(options) - {"requires", "skip"}
             if unknown:
-                raise ValueError(f"{self.path}:{line - 1}: unknown test directive(s) {sorted(unknown)}; use requires= or skip=.")
+                raise ValueError(
+                    f"{self.path}:{line - 1}: unknown test directive(s) {sorted(unknown)}; use requires= or skip=."
+                )
             if "skip" in options:
                 item.add_marker(pytest.mark.skip(reason=f"illustrative only: {options['skip']}"))
             item.requires = [p.strip() for p in options.get("requires", "").split(",") if p.strip()]
