@@ -72,11 +72,15 @@ class MarkdownFile(pytest.File):
             unknown = set(options) - {"requires", "skip"}
             if unknown:
                 raise ValueError(
-                    f"{self.path}:{line - 1}: unknown test directive(s) {sorted(unknown)}; use requires= or skip=."
+                    f"{self.path}:{line - 2}: unknown test directive(s) {sorted(unknown)}; use requires= or skip=."
                 )
             if "skip" in options:
                 item.add_marker(pytest.mark.skip(reason=f"illustrative only: {options['skip']}"))
             item.requires = [p.strip() for p in options.get("requires", "").split(",") if p.strip()]
+            if set(item.requires) - set(IN_REPO):
+                raise ValueError(
+                    f"{self.path}:{line - 2}: requires={options['requires']!r}; the in-repo plugins are {IN_REPO}."
+                )
             if item.requires:
                 item.add_marker(pytest.mark.requires_plugin(*item.requires))
             items.append(item)
