@@ -53,7 +53,10 @@ def backends_table() -> str:
         if not runnable:
             rows.append(f"| `{backend.prefix}` | {dist} | 0 / {len(specs)} | - | - | - | - |")
             continue
-        engine, runs_on, modes = _describe(runnable[0].id)
+        try:
+            engine, runs_on, modes = _describe(runnable[0].id)
+        except envhub.errors.EnvhubError as exc:  # a broken plugin must not break the site: show why
+            engine, runs_on, modes = f"could not make it: {envhub.errors.one_line(exc)}".replace("|", "\\|"), "-", "-"
         count = f"{len(runnable)} / {len(specs)}"
         rows.append(f"| `{backend.prefix}` | {dist} | {count} | {engine} | {runs_on} | {modes} | `{runnable[0].id}` |")
     if len(rows) == len(HEADER):
