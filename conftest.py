@@ -51,6 +51,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from packaging.requirements import Requirement  # noqa: E402
 
+# The python blocks of README.md and docs/*.md run as tests (tests/markdown_blocks.py).
+pytest_plugins = ["markdown_blocks"]
+
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 #: Core tests (node ids or their prefixes) that need in-repo plugins besides their own module's

@@ -84,8 +84,9 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     """Base of JAX-native backends: implement ``_reset_one`` and ``_step_one``, and give the spaces.
 
     Args:
-        observation_space, action_space: The spaces of one environment (or define the
-            ``single_observation_space`` / ``single_action_space`` properties instead).
+        observation_space: The observation space of one environment (or define the
+            ``single_observation_space`` property instead).
+        action_space: The action space of one environment (or ``single_action_space``).
         num_envs: ``None`` for one environment, ``N`` for a batch of ``N`` (vmapped inside).
         max_episode_steps: Steps after which an episode is truncated; ``None`` for no limit of the base's
             own (the backend may still report its own truncation).

@@ -19,7 +19,10 @@ from envhub.specs import BATCHING_MODES, EnvSpec
 #: What a plugin may raise that must not escape it: every ``Exception`` and ``SystemExit`` (not ``KeyboardInterrupt``).
 PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
-AUTOLOAD_SWITCH, SELECT_SWITCH = "ENVHUB_DISABLE_PLUGIN_AUTOLOAD", "ENVHUB_PLUGINS"
+#: Set (not "0") to read no entry points: only in-process registrations count.
+AUTOLOAD_SWITCH = "ENVHUB_DISABLE_PLUGIN_AUTOLOAD"
+#: A comma-separated list of prefixes: only those entry points are considered.
+SELECT_SWITCH = "ENVHUB_PLUGINS"
 
 
 def load_plugin(prefix: str, origin: str, entry_point: metadata.EntryPoint) -> Any:

@@ -1,0 +1,129 @@
+"""The documentation site builds (``mkdocs build --strict``) and documents every public name.
+
+The python blocks of the pages themselves run through ``tests/markdown_blocks.py``; the tests at the
+end check that collector's parsing and its requires= rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from markdown_blocks import IN_REPO, NAMED_BACKEND, python_blocks
+
+import envhub
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS_PACKAGES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
+
+
+def _missing_docs_package() -> str | None:
+    for name in DOCS_PACKAGES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ModuleNotFoundError:
+            return name
+    return None
+
+
+def _api_pages_hook():
+    spec = importlib.util.spec_from_file_location("api_pages", ROOT / "docs" / "hooks" / "api_pages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    missing = _missing_docs_package()
+    if missing is not None:
+        pytest.skip(f"the docs build needs {missing}, which is not installed (uv pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    return out
+
+
+def test_site_builds_strict_with_every_page(site):
+    for page in ("index", "quickstart/index", "timestep/index", "backends/index", "errors/index", "plugins/index"):
+        assert (site / f"{page}.html").is_file(), page
+    assert (site / "assets" / "episode-boundary.svg").is_file()
+    assert (site / "assets" / "throughput.png").read_bytes() == (
+        ROOT / "benchmarks/results/throughput.png"
+    ).read_bytes()
+    html = (site / "performance" / "index.html").read_text()
+    assert "brax after issue 15" in html, "RESULTS.md is not included in the performance page"
+
+
+def test_api_reference_documents_every_public_name(site):
+    hook = _api_pages_hook()
+    modules = hook.public_modules()
+    assert {"envhub", "envhub.wrappers", "envhub.testing", "envhub.errors", "envhub.spaces"} <= set(modules)
+    missing = []
+    for module in modules:
+        html = (site / "reference" / module / "index.html").read_text()
+        mod = importlib.import_module(module)
+        for name in getattr(mod, "__all__", []):
+            package = hasattr(mod, "__path__")
+            found = f"<code>{name}</code>" in html if package else f'id="{module}.{name}"' in html
+            if not found:
+                missing.append(f"{module}.{name}")
+    assert not missing, f"public names missing from the API reference: {missing}"
+
+
+def test_backends_table_lists_every_installed_backend(site):
+    html = (site / "backends" / "index.html").read_text()
+    backends = envhub.list_backends()
+    if not backends:
+        assert "No backend plugin is installed" in html
+    for backend in backends:
+        assert f"<td><code>{backend.distribution}</code> {backend.version}</td>" in html, backend.prefix
+
+
+# --- the code-block collector ---------------------------------------------------------------------
+
+PAGE = """Text.
+
+<!-- test: requires=gymnax,brax -->
+```python
+x = 1
+```
+
+```bash
+echo not python
+```
+
+<!-- test: skip=a fragment; not runnable -->
+    ```py
+    y = x + 1
+    ```
+"""
+
+
+def test_python_blocks_reads_code_lines_and_directives():
+    blocks = python_blocks(PAGE)
+    assert [(line, code) for line, code, _ in blocks] == [(5, "x = 1"), (14, "y = x + 1")]
+    assert blocks[0][2] == {"requires": "gymnax,brax"}
+    assert blocks[1][2] == {"skip": "a fragment; not runnable"}
+
+
+def test_a_block_naming_a_backend_must_require_it():
+    assert "gymnax" in IN_REPO
+    named = {m["a"] or m["b"] for m in NAMED_BACKEND.finditer('envhub.make("gymnax/CartPole-v1")\nimport envhub_brax')}
+    assert named == {"gymnax", "brax"}
+    assert not list(NAMED_BACKEND.finditer('envhub.make("countdown/Countdown-v0")'))
