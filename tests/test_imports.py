@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "mujoco", "flax", "ale_py")
+BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "mujoco", "flax", "ale_py", "jumanji", "craftax")
 
 PROBE = """
 import json, sys
@@ -29,7 +29,7 @@ def test_envhub_list_loads_plugins_but_no_backend():
     assert result["backends"] == []
     installed = [b.prefix for b in __import__("envhub").list_backends()]
     # Each installed plugin module was imported (to report its status), its backend was not.
-    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in ("gymnax", "gymnasium", "envpool", "brax"))
+    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax"))
 
 
 def _module_imports():
