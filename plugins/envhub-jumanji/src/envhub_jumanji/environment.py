@@ -28,6 +28,11 @@ TRUNCATES_ITSELF = frozenset({"Connector-v3", "LevelBasedForaging-v0"})
 # SearchAndRescue scales its rewards by the time limit: its reward function is shown the real one.
 REWARD_SEES_LIMIT = frozenset({"SearchAndRescue-v0"})
 
+# jumanji specs that do not contain jumanji's own observations (found by the conformance kit), per
+# observation field: TSP's ``position`` is -1 until the first city is visited, outside its
+# ``DiscreteArray(num_cities)``.
+SPACE_FIXES = {"TSP-v1": {"position": lambda s: spaces.Discrete(int(s.nvec) + 1, start=-1, dtype=s.dtype)}}
+
 
 class JumanjiEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     """One jumanji environment on envhub's JAX base: jumanji's ``reset``/``step`` (no auto-reset wrapper:
@@ -64,6 +69,10 @@ class JumanjiEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
                 self.jumanji_env = jumanji.make(name, **kwargs, time_limit=jumanji_limit)
         self.name, self.time_limit = name, limit
         obs_space = to_envhub_space(self.jumanji_env.observation_spec)
+        fixes = SPACE_FIXES.get(name, {})
+        if fixes:
+            fields = obs_space.spaces
+            obs_space = spaces.Tree(fields._replace(**{k: fix(getattr(fields, k)) for k, fix in fixes.items()}))
         super().__init__(
             observation_space=obs_space,
             action_space=to_envhub_space(self.jumanji_env.action_spec),
