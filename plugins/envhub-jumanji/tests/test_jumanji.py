@@ -32,7 +32,9 @@ def test_every_jumanji_env_is_listed():
 
 
 def test_sokoban_is_unavailable_with_the_reason():
-    with pytest.raises(EnvUnavailableError, match=r"'jumanji/Sokoban-v0' is listed but unavailable here: .*downloads the Boxoban"):
+    with pytest.raises(
+        EnvUnavailableError, match=r"'jumanji/Sokoban-v0' is listed but unavailable here: .*downloads the Boxoban"
+    ):
         envhub.make("jumanji/Sokoban-v0")
 
 

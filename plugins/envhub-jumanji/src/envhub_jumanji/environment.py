@@ -149,7 +149,9 @@ def to_envhub_space(spec: Any) -> spaces.Space:
     # A structured spec: its children (attributes that are specs) in the type jumanji builds from them.
     children = {k: to_envhub_space(v) for k, v in vars(spec).items() if isinstance(v, specs.Spec)}
     value = spec.generate_value()
-    return spaces.Tree(value._replace(**children) if hasattr(value, "_replace") else dataclasses.replace(value, **children))
+    return spaces.Tree(
+        value._replace(**children) if hasattr(value, "_replace") else dataclasses.replace(value, **children)
+    )
 
 
 def _default_reward_fn() -> Any:
