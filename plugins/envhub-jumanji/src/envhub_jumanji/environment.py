@@ -81,14 +81,11 @@ class JumanjiEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             reset_mode=reset_mode,
             reset_spares=reset_spares,
         )
-        self.multi_agent = jax.eval_shape(self._reset_raw, jax.random.key(0))[1].reward.shape != ()
+        self.multi_agent = jax.eval_shape(self.jumanji_env.reset, jax.random.key(0))[1].reward.shape != ()
 
     @property
     def metadata(self) -> dict[str, Any]:
         return {**super().metadata, "time_limit": self.time_limit, "library": f"jumanji {_version()}"}
-
-    def _reset_raw(self, key: jax.Array) -> Any:
-        return self.jumanji_env.reset(key)
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
         state, timestep = self.jumanji_env.reset(key)
