@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "mujoco", "flax", "ale_py")
+BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "mujoco", "flax", "ale_py", "xminigrid", "mujoco_playground")
 
 PROBE = """
 import json, sys
@@ -29,7 +29,8 @@ def test_envhub_list_loads_plugins_but_no_backend():
     assert result["backends"] == []
     installed = [b.prefix for b in __import__("envhub").list_backends()]
     # Each installed plugin module was imported (to report its status), its backend was not.
-    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in ("gymnax", "gymnasium", "envpool", "brax"))
+    in_repo = ("gymnax", "gymnasium", "envpool", "brax", "xminigrid", "playground")
+    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in in_repo)
 
 
 def _module_imports():

@@ -23,11 +23,12 @@ with contextlib.redirect_stdout(sys.stderr):
     from mujoco_playground import dm_control_suite, locomotion, manipulation, registry
     from mujoco_playground._src import mjx_env
 
+from envhub_playground import listing
+
 import envhub
 from envhub import spaces, testing
 from envhub.errors import EnvUnavailableError, InvalidArgumentError
 from envhub.tree import select
-from envhub_playground import listing
 
 ALL = envhub.list_envs("playground")
 AVAILABLE = [s.name for s in ALL if s.available]

@@ -137,9 +137,10 @@ def test_max_episode_steps_is_xminigrid_max_steps():
     assert env.unwrapped.params.max_steps == 12 and env.metadata["time_limit"] == 12
     assert envhub.make("xminigrid/MiniGrid-Empty-8x8", max_steps=12).unwrapped.params.max_steps == 12
     bigger = envhub.make("xminigrid/MiniGrid-Empty-8x8", height=10, width=10)  # max_steps follows: 4 * h * w
-    assert bigger.unwrapped.params.max_steps == xminigrid.make("MiniGrid-Empty-8x8")[0].default_params(
-        height=10, width=10
-    ).max_steps
+    assert (
+        bigger.unwrapped.params.max_steps
+        == xminigrid.make("MiniGrid-Empty-8x8")[0].default_params(height=10, width=10).max_steps
+    )
 
 
 # --- rulesets and benchmarks (XLand) ---------------------------------------------------------------

@@ -97,7 +97,11 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {**super().metadata, "library": f"playground {importlib.metadata.version('playground')}", "impl": self.impl}
+        return {
+            **super().metadata,
+            "library": f"playground {importlib.metadata.version('playground')}",
+            "impl": self.impl,
+        }
 
     @property
     def config(self) -> Any:

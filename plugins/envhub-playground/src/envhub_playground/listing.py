@@ -59,11 +59,15 @@ def _source_keys(suite: Path) -> list[str]:
     """The string keys of the module-level ``_envs = {...}`` in ``suite/__init__.py``."""
     tree = ast.parse((suite / "__init__.py").read_text(encoding="utf-8"))
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-        if isinstance(node, ast.AnnAssign):
-            target = node.target
-        if isinstance(target, ast.Name) and target.id == "_envs" and isinstance(node.value, ast.Dict):  # type: ignore[union-attr]
-            keys = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]  # type: ignore[union-attr]
-            if keys and all(isinstance(k, str) for k in keys):
+        value: ast.expr | None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "_envs" and isinstance(value, ast.Dict):
+            keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if keys and len(keys) == len(value.keys):
                 return keys
-    raise ValueError(f"no `_envs = {{...}}` table in {suite / '__init__.py'}")
+    raise ValueError(f"no `_envs = {{...}}` table of strings in {suite / '__init__.py'}")

@@ -32,9 +32,9 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Register every id of xminigrid's registry (reading it builds nothing)."""
-    import xminigrid
+    from xminigrid import registration
 
-    for name in xminigrid.registered_environments():
+    for name in registration.registered_environments():
         kind = "XLand meta-RL rulesets" if name.startswith("XLand-") else "MiniGrid"
         register(
             name,

@@ -13,7 +13,6 @@ from typing import Any
 
 import jax
 import numpy as np
-import xminigrid
 from xminigrid import benchmarks, registration
 from xminigrid.core.constants import NUM_COLORS, NUM_TILES
 from xminigrid.types import StepType
@@ -34,7 +33,7 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         name: An id of ``xminigrid.registered_environments()``.
         params: xminigrid ``EnvParams`` replacing the registered ones (kwargs still update them).
         max_episode_steps: xminigrid's ``max_steps`` (an alias): its time limit, reported as truncation.
-        benchmark: XLand only: a benchmark name (``xminigrid.registered_benchmarks()``) or a loaded
+        benchmark: XLand only: a benchmark name (``benchmarks.registered_benchmarks()``) or a loaded
             ``Benchmark``. With ``ruleset_id`` every episode plays that ruleset; without, every episode
             samples its own from the benchmark (meta-RL).
         ruleset: XLand only: one ``xminigrid.types.RuleSet`` for every episode.
@@ -76,12 +75,14 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {
+        meta = {
             **super().metadata,
             "time_limit": self.params.max_steps,
             "library": f"xminigrid {importlib.metadata.version('xminigrid')}",
-            "rulesets": "sampled from the benchmark per episode" if self.benchmark is not None else "fixed",
         }
+        if hasattr(self.params, "ruleset"):  # XLand
+            meta["rulesets"] = "sampled from the benchmark per episode" if self.benchmark is not None else "fixed"
+        return meta
 
     render_modes = ("rgb_array",)
 
@@ -149,7 +150,7 @@ def _rulesets(name: str, params: Any, benchmark: Any, ruleset_id: Any, ruleset: 
         if ruleset_id is not None:
             raise InvalidArgumentError(
                 f"ruleset_id={ruleset_id!r} for xminigrid/{name} indexes a benchmark: pass benchmark= too "
-                f"(one of {xminigrid.registered_benchmarks()})."
+                f"(one of {benchmarks.registered_benchmarks()})."
             )
         return params, None
     bench = load_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
@@ -166,12 +167,12 @@ def _rulesets(name: str, params: Any, benchmark: Any, ruleset_id: Any, ruleset: 
 
 def load_benchmark(name: str) -> Any:
     """xminigrid's benchmark ``name``, from its data folder; xminigrid downloads it there on first use."""
-    known = xminigrid.registered_benchmarks()
+    known = benchmarks.registered_benchmarks()
     if name not in known:
         raise InvalidArgumentError(f"benchmark={name!r} is not an xminigrid benchmark: use one of {known}.")
     path = os.path.join(benchmarks.DATA_PATH, benchmarks.NAME2HFFILENAME[name])
     try:
-        return xminigrid.load_benchmark(name)
+        return benchmarks.load_benchmark(name)
     except (OSError, EOFError) as exc:  # no network (urllib's URLError is an OSError), or a partial file
         raise EnvUnavailableError(
             f"xminigrid benchmark {name!r}",
