@@ -174,3 +174,20 @@ def test_metrics_are_the_info_and_kwargs_reach_the_config():
 def test_bad_arguments_say_what_to_do(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         envhub.make("playground/CartpoleBalance", **kwargs)
+
+
+def test_dict_observations_become_tree_spaces():
+    """Locomotion envs observe {"state": ..., "privileged_state": ...}: read with eval_shape, as a Tree of Boxes."""
+    from types import SimpleNamespace
+    from typing import Any, NamedTuple
+
+    from envhub_playground.environment import PlaygroundEnvironment
+
+    class State(NamedTuple):  # a pytree with playground State's `obs`
+        obs: Any
+
+    env = PlaygroundEnvironment.__new__(PlaygroundEnvironment)
+    obs = {"state": jnp.zeros(3), "privileged_state": jnp.zeros((2, 4))}
+    env.playground_env = SimpleNamespace(reset=lambda key: State(obs))
+    box = lambda *shape: spaces.Box(-np.inf, np.inf, shape)  # noqa: E731
+    assert env.single_observation_space == spaces.Tree({"state": box(3), "privileged_state": box(2, 4)})
