@@ -27,7 +27,7 @@ ALL = envhub.list_envs("xminigrid")
 # goal and by the time limit; an XLand env, batched) and every id gets the smoke test below. The
 # ground-truth tests step MiniGrid-EmptyRandom-5x5 through many episode ends of both kinds.
 KIT = {"MiniGrid-DoorKey-5x5": {}, "XLand-MiniGrid-R1-9x9": {"num_envs": 2}}
-# Tracing an id's init and step takes 2-12 s here; the smoke test traces this many of them unless
+# Tracing an id's init and step takes 2-12 s here; the smoke test traces only these unless
 # ENVHUB_XMINIGRID_ALL=1 (the others still build and check their spaces, which traces one reset).
 TRACED = {"MiniGrid-MemoryS8", "XLand-MiniGrid-R2-9x9"}
 
