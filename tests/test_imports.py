@@ -4,8 +4,9 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax")
-BACKENDS = (*IN_REPO, "mujoco", "flax", "ale_py")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground")
+BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "mujoco_playground",
+            "mujoco", "flax", "ale_py")
 
 PROBE = """
 import json, sys
