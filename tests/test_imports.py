@@ -5,8 +5,19 @@ import subprocess
 import sys
 
 IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground")
-BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "mujoco_playground",
-            "mujoco", "flax", "ale_py")
+BACKENDS = (
+    "gymnax",
+    "gymnasium",
+    "envpool",
+    "brax",
+    "jumanji",
+    "craftax",
+    "xminigrid",
+    "mujoco_playground",
+    "mujoco",
+    "flax",
+    "ale_py",
+)
 
 PROBE = """
 import json, sys
