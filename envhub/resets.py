@@ -118,11 +118,15 @@ def reset_from_spares(
     pool, made, era, free = jax.lax.cond(
         count > jnp.sum(free, dtype=jnp.int32), refill, lambda: (spares.states, spares.made, era, free)
     )
-    (rows,) = jnp.nonzero(free, size=n, fill_value=n - 1)  # the free rows, in order
-    rank = jnp.cumsum(done, dtype=jnp.int32) - 1  # the k-th done member takes the k-th free row
-    taken = rows[jnp.clip(rank, 0, n - 1)]
-    new = select(done, jax.tree.map(lambda p: p[taken], pool), states)
-    used = jnp.where(count > 0, rows[jnp.maximum(count - 1, 0)] + 1, used)
+
+    def hand_out() -> tuple[S, jax.Array]:
+        (rows,) = jnp.nonzero(free, size=n, fill_value=n - 1)  # the free rows, in order
+        rank = jnp.cumsum(done, dtype=jnp.int32) - 1  # the k-th done member takes the k-th free row
+        taken = rows[jnp.clip(rank, 0, n - 1)]
+        return select(done, jax.tree.map(lambda p: p[taken], pool), states), rows[count - 1] + 1
+
+    # Most steps end no episode: skip the gather of a whole batch of states then.
+    new, used = jax.lax.cond(count > 0, hand_out, lambda: (states, used))
     return new, Spares(pool, made, jnp.full(n, era, jnp.int32), jnp.full(n, used, jnp.int32))
 
 

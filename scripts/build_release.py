@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build every envhub distribution (core, the four plugins, the template) as sdist + wheel, then check them.
+"""Build every envhub distribution (core, the in-repo plugins, the template) as sdist + wheel, then check them.
 
     python scripts/build_release.py [--out dist]
 

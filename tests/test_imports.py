@@ -4,7 +4,20 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "mujoco", "flax", "ale_py")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground")
+BACKENDS = (
+    "gymnax",
+    "gymnasium",
+    "envpool",
+    "brax",
+    "jumanji",
+    "craftax",
+    "xminigrid",
+    "mujoco_playground",
+    "mujoco",
+    "flax",
+    "ale_py",
+)
 
 PROBE = """
 import json, sys
@@ -29,7 +42,7 @@ def test_envhub_list_loads_plugins_but_no_backend():
     assert result["backends"] == []
     installed = [b.prefix for b in __import__("envhub").list_backends()]
     # Each installed plugin module was imported (to report its status), its backend was not.
-    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in ("gymnax", "gymnasium", "envpool", "brax"))
+    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in IN_REPO)
 
 
 def _module_imports():

@@ -1,0 +1,142 @@
+"""envhub's craftax backend vs craftax called directly: jitted lax.scan of a batch, ratios in one run.
+
+Both loops do the same work per step: split the key, sample random actions, step every environment
+with auto-reset and accumulate reward and episode ends. The raw loop is craftax's own auto-reset env
+(``make_craftax_env_from_name(name, auto_reset=True)``, which also computes a reset on every step);
+envhub's is ``envhub.make("craftax/<env>", num_envs=N)`` (same-step auto-reset, spare initial states).
+A second baseline, hand-written from craftax's ``auto_reset=False`` env, resets the batch only on steps
+where some environment is done (``lax.cond``), the scheme envhub's base uses.
+
+    python benchmarks/craftax_envs.py [--env Craftax-Classic-Symbolic-v1] [--num-envs 64,1024] [--steps 200] [--repeats 5] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import jax
+import jax.numpy as jnp
+from _timing import comparison_row, first_call_seconds, interleaved_medians, write_json
+from craftax.craftax_env import make_craftax_env_from_name
+
+import envhub
+
+
+def raw_craftax_rollout(name: str, num_envs: int, steps: int):
+    env = make_craftax_env_from_name(name, auto_reset=True)
+    params = env.default_params
+    reset = jax.vmap(env.reset, in_axes=(0, None))
+    step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    @jax.jit
+    def run(key):
+        init_key, key = jax.random.split(key)
+        _, state = reset(jax.random.split(init_key, num_envs), params)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            actions = jax.random.randint(action_key, (num_envs,), 0, env.num_actions)
+            _, state, reward, done, _ = step(jax.random.split(step_key, num_envs), state, actions, params)
+            return (state, total + reward.sum(), ends + done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, jnp.float32(0), 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def cond_reset_craftax_rollout(name: str, num_envs: int, steps: int):
+    env = make_craftax_env_from_name(name, auto_reset=False)
+    params = env.default_params
+    reset = jax.vmap(env.reset_env, in_axes=(0, None))
+    step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
+
+    def select(done, new, old):
+        return jax.tree.map(lambda n, o: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), n, o), new, old)
+
+    @jax.jit
+    def run(key):
+        init_key, key = jax.random.split(key)
+        _, state = reset(jax.random.split(init_key, num_envs), params)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key, reset_key = jax.random.split(key, 3)
+            actions = jax.random.randint(action_key, (num_envs,), 0, env.num_actions)
+            _, state, reward, done, _ = step(jax.random.split(step_key, num_envs), state, actions, params)
+            state = jax.lax.cond(
+                done.any(),
+                lambda s: select(done, reset(jax.random.split(reset_key, num_envs), params)[1], s),
+                lambda s: s,
+                state,
+            )
+            return (state, total + reward.sum(), ends + done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, jnp.float32(0), 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def envhub_rollout(name: str, num_envs: int, steps: int):
+    env = envhub.make(f"craftax/{name}", num_envs=num_envs)
+    num_actions = env.single_action_space.n
+
+    @jax.jit
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state, _ = env.init(init_key)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            actions = jax.random.randint(action_key, (num_envs,), 0, num_actions)
+            state, ts = env.step(step_key, state, actions)
+            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, jnp.float32(0), 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="Craftax-Classic-Symbolic-v1")
+    parser.add_argument("--num-envs", default="64,1024", help="comma-separated batch sizes")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
+    args = parser.parse_args()
+
+    key = jax.random.key(0)
+    rows = []
+    print(
+        f"craftax {args.env}, {args.steps} scan steps, median of {args.repeats} interleaved repeats "
+        f"(jax {jax.__version__}, {jax.devices()[0].platform})"
+    )
+    for num_envs in [int(n) for n in args.num_envs.split(",")]:
+        runs = {
+            "craftax (raw)": raw_craftax_rollout(args.env, num_envs, args.steps),
+            "craftax (cond reset)": cond_reset_craftax_rollout(args.env, num_envs, args.steps),
+            "envhub": envhub_rollout(args.env, num_envs, args.steps),
+        }
+        compiles = {name: first_call_seconds(lambda r=run: r(key)) for name, run in runs.items()}
+        ends = {name: int(run(key)[1]) for name, run in runs.items()}
+        medians = interleaved_medians(
+            {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in runs.items()}, args.repeats
+        )
+        for raw in ("craftax (raw)", "craftax (cond reset)"):
+            row = comparison_row("craftax", args.env, num_envs, args.steps, medians, compiles, "envhub", raw)
+            rows.append({**row, "episode_ends": ends})
+            print(
+                f"  num_envs={num_envs:<6} {raw:<21} {row['raw_steps_per_s'] / 1e3:8.2f} k/s   envhub {row['envhub_steps_per_s'] / 1e3:8.2f} k/s"
+                f"   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s envhub {row['envhub_compile_s']:.1f}s"
+                f"   episode ends {ends}"
+            )
+    write_json(rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""``CraftaxEnvironment``: a Craftax environment behind the envhub API."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from craftax.craftax_env import make_craftax_env_from_name
+
+import envhub
+from envhub import spaces
+from envhub.jax_env import JaxStep, take_time_limit
+
+# No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
+_NO_LIMIT = np.iinfo(np.int32).max
+
+
+class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
+    """One Craftax environment on envhub's JAX base: craftax's ``reset_env``/``step_env`` without its
+    auto-reset (the base resets in the same step, splitting the key as craftax's own ``step`` does).
+
+    craftax ends an episode (``done``) at its time limit ``params.max_timesteps`` too; the plugin asks
+    ``is_terminal`` again without that limit, so a death or a beaten boss is ``terminated`` and the time
+    limit alone is ``truncated``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        params: Any = None,
+        *,
+        num_envs: int | None = None,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+        **kwargs: Any,
+    ):
+        limit = take_time_limit(kwargs, "max_timesteps", None)
+        if limit is not None:
+            kwargs["max_timesteps"] = limit
+        craftax_env = make_craftax_env_from_name(name, auto_reset=False)
+        if "static_env_params" in kwargs:
+            craftax_env = type(craftax_env)(static_env_params=kwargs.pop("static_env_params"))
+        base = params if params is not None else craftax_env.default_params
+        fields = {f.name for f in dataclasses.fields(base)}
+        unknown = sorted(set(kwargs) - fields)
+        if unknown:
+            raise envhub.errors.InvalidArgumentError(
+                f"{unknown!r} are no craftax EnvParams fields of {name}; use some of {sorted(fields)} or static_env_params."
+            )
+        self.craftax_env, self.name = craftax_env, name
+        self.params = base.replace(**{k: type(getattr(base, k))(v) for k, v in kwargs.items()})
+        self._params_without_limit = self.params.replace(max_timesteps=_NO_LIMIT)
+        super().__init__(  # no time limit of the base's: craftax keeps its own (params.max_timesteps)
+            observation_space=to_envhub_space(craftax_env.observation_space(self.params)),
+            action_space=to_envhub_space(craftax_env.action_space(self.params)),
+            num_envs=num_envs,
+            reset_mode=reset_mode,
+            reset_spares=reset_spares,
+        )
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            **super().metadata,
+            "time_limit": int(self.params.max_timesteps),
+            "library": f"craftax {importlib.metadata.version('craftax')}",
+        }
+
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        obs, state = self.craftax_env.reset_env(key, self.params)
+        return state, obs
+
+    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
+        obs, state, reward, done, info = self.craftax_env.step_env(key, state, action, self.params)
+        terminated = self.craftax_env.is_terminal(state, self._params_without_limit)
+        # craftax's discount is 0 at its time limit too; envhub's is 0 on a termination only.
+        info = {**info, "discount": jnp.where(terminated, 0.0, 1.0).astype(jnp.float32)}
+        return JaxStep(state, obs, reward, terminated, done & ~terminated, info)
+
+
+def to_envhub_space(space: Any) -> spaces.Space:
+    """Convert a craftax space (gymnax-style ``Discrete`` or ``Box``) to an envhub space."""
+    from craftax.environment_base import spaces as craftax_spaces
+
+    if isinstance(space, craftax_spaces.Discrete):
+        return spaces.Discrete(space.n, dtype=space.dtype)
+    if isinstance(space, craftax_spaces.Box):
+        return spaces.Box(np.asarray(space.low), np.asarray(space.high), tuple(space.shape), np.dtype(space.dtype))
+    raise TypeError(f"envhub-craftax cannot convert craftax space {space!r} of type {type(space).__name__}.")

@@ -1,0 +1,52 @@
+"""envhub backend for jumanji: every environment of jumanji's registry, pure JAX, on envhub's JAX base.
+
+jumanji is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
+# Environments whose constructor cannot run offline, with the reason `make` reports.
+UNAVAILABLE = {
+    "Sokoban-v0": "its default generator downloads the Boxoban levels from the Hugging Face hub, which envhub "
+    "does not do; pass your own generator to jumanji.make('Sokoban-v0', generator=...) and wrap it yourself",
+}
+
+# How the conformance kit must drive some environments (fields of envhub.testing.Options).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps"},
+}
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register every id in jumanji's registry (importing jumanji registers them; nothing is built)."""
+    import jumanji
+
+    for name in sorted(jumanji.registered_environments()):
+        if name in UNAVAILABLE:
+            register(name, None, unavailable=UNAVAILABLE[name])
+            continue
+        register(
+            name,
+            functools.partial(make_jumanji_env, name),
+            batching="native",
+            description="jumanji (JAX-native)",
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+        )
+
+
+def make_jumanji_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build jumanji ``name``: ``num_envs``, ``max_episode_steps`` (jumanji's ``time_limit`` is an alias)
+    and ``reset_mode``/``reset_spares`` go to envhub; the other kwargs to jumanji's constructor."""
+    from envhub_jumanji.environment import JumanjiEnvironment
+
+    return JumanjiEnvironment(name, **kwargs)

@@ -1,0 +1,56 @@
+"""envhub backend for XLand-MiniGrid: every ``xminigrid.registered_environments()`` id, rulesets as make kwargs.
+
+Built on ``envhub.JaxEnvironment``: the batch and same-step auto-reset are the core's; xminigrid's
+own time limit (``max_steps``) is reported as truncation.
+
+xminigrid is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
+# How the conformance kit drives xminigrid environments (fields of envhub.testing.Options, "*" for all).
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps"},
+    # The agent starts at a fixed cell facing a fixed way in an empty room: every reset looks alike,
+    # and nothing in it depends on the key.
+    "MiniGrid-Empty-5x5": {"keys_matter": False, "reset_obs_can_repeat": True},
+    "MiniGrid-Empty-6x6": {"keys_matter": False, "reset_obs_can_repeat": True},
+    "MiniGrid-Empty-8x8": {"keys_matter": False, "reset_obs_can_repeat": True},
+    "MiniGrid-Empty-16x16": {"keys_matter": False, "reset_obs_can_repeat": True},
+}
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register every id of xminigrid's registry (reading it builds nothing)."""
+    from xminigrid import registration
+
+    for name in registration.registered_environments():
+        kind = "XLand meta-RL rulesets" if name.startswith("XLand-") else "MiniGrid"
+        register(
+            name,
+            functools.partial(make_xminigrid_env, name),
+            batching="native",
+            description=f"xminigrid ({kind}, JAX-native)",
+            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+        )
+
+
+def make_xminigrid_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build xminigrid ``name``; see ``XMiniGridEnvironment`` for ``max_episode_steps``, ``benchmark``,
+    ``ruleset_id``, ``ruleset``, ``params``, ``reset_mode``, ``reset_spares`` and params fields."""
+    from envhub_xminigrid.environment import XMiniGridEnvironment
+
+    return XMiniGridEnvironment(name, num_envs=num_envs, **kwargs)
+
+
+__all__ = ["CHECK_OPTIONS", "envhub_register_envs", "make_xminigrid_env"]
