@@ -137,7 +137,10 @@ def test_a_real_keyboard_interrupt_still_interrupts(site):
     assert run.returncode not in (0, 1, 2, 3) and "KeyboardInterrupt" in run.stderr and "PREFIX" not in run.stdout
 
 
-TYPOS = {"gymnax": "gymnx", "gymnasium": "gymnasum", "envpool": "envpol", "brax": "bax"}
+TYPOS = {
+    "gymnax": "gymnx", "gymnasium": "gymnasum", "envpool": "envpol", "brax": "bax",
+    "jumanji": "jumanj", "craftax": "craftx", "xminigrid": "xminigird", "playground": "playgrond",
+}
 
 
 @pytest.mark.parametrize("prefix", IN_REPO_BACKENDS)
