@@ -28,7 +28,8 @@ def test_single_env_returns_the_reached_obs_at_the_end():
 
 
 def test_vector_env_same_step_autoreset():
-    venv = interop.to_gymnasium_vector(envhub.make("gymnax/Pendulum-v1", num_envs=4, max_steps_in_episode=3))
+    env = envhub.make("gymnax/Pendulum-v1", num_envs=4, max_steps_in_episode=3)
+    venv = interop.to_gymnasium_vector(env, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     assert venv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     obs, info = venv.reset(seed=0)
     assert venv.observation_space.contains(obs) and obs.shape == (4, 3)
