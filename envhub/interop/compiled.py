@@ -2,7 +2,7 @@
 
 ``Runner`` keeps the key and the state on the device; ``step`` is one jitted call that splits the
 key, steps (envhub auto-resets in the same step) and returns the outputs, which come back as
-writable NumPy arrays through one ``jax.device_get``. The jitted functions belong to the runner, so
+writable NumPy arrays through one transfer (``packing``). The jitted functions belong to the runner, so
 an export compiles once and never retraces for the same action dtype.
 """
 
@@ -15,11 +15,7 @@ import numpy as np
 
 from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
-
-
-def to_host(tree: Any) -> Any:
-    """A pytree of device arrays as writable NumPy arrays (one transfer for all leaves)."""
-    return jax.tree.map(lambda x: np.array(x, copy=True), jax.device_get(tree))
+from envhub.interop.packing import Packer
 
 
 def seed_key(seed: Any) -> jax.Array:
@@ -32,58 +28,83 @@ def seed_key(seed: Any) -> jax.Array:
 
 
 class Runner:
-    """An envhub env driven from Python: ``reset`` and ``step`` return host outputs; the state stays on device."""
+    """An envhub env driven from Python: ``reset`` and ``step`` return host outputs; key and state stay on device.
+
+    Key and state travel as one packed buffer, the TimeStep comes back as another (``packing``):
+    a compiled call per step with two arguments and two results, and one transfer.
+    """
 
     def __init__(self, env: Environment[Any, Any, Any], seed: int):
         self.env = env
         self.key = seed_key(seed)
-        self.state: Any = None
+        self.carry: Any = None  # the packed (key, state)
+        self._carry: Packer | None = None
+        self._out: dict[str, Packer] = {}  # per function, the TimeStep's layout (recorded while tracing)
 
         def init(key: jax.Array) -> Any:
             key, sub = jax.random.split(key)
             state, ts = env.init(sub)
-            return key, state, ts
+            self._carry = Packer((key, state))
+            return self._finish("init", key, state, ts)
 
-        def step(key: jax.Array, state: Any, action: Any) -> Any:
+        def step(carry: jax.Array, action: Any) -> Any:
+            key, state = self._unpack(carry)
             key, sub = jax.random.split(key)
             state, ts = env.step(sub, state, action)
-            return key, state, ts
+            return self._finish("step", key, state, ts)
 
-        def reset_where(key: jax.Array, state: Any, where: jax.Array) -> Any:
+        def reset_where(carry: jax.Array, where: jax.Array) -> Any:
+            key, state = self._unpack(carry)
             key, sub = jax.random.split(key)
             state, ts = env.reset(sub, state, where=where)
-            return key, state, ts
+            return self._finish("reset_where", key, state, ts)
 
         self._init = jax.jit(init)
         self._step = jax.jit(step)
         self._reset_where = jax.jit(reset_where)
 
+    def _unpack(self, carry: jax.Array) -> Any:
+        assert self._carry is not None
+        return self._carry.unpack(carry)
+
+    def _finish(self, name: str, key: jax.Array, state: Any, ts: Any) -> tuple[jax.Array, jax.Array]:
+        assert self._carry is not None
+        carry = Packer((key, state))
+        if carry.leaves != self._carry.leaves or carry.treedef != self._carry.treedef:
+            raise InvalidArgumentError(f"{self.env.id!r}: {name} returned a state of another structure than init's.")
+        self._out[name] = Packer(ts)
+        return self._carry.pack((key, state)), self._out[name].pack(ts)
+
+    def _host(self, name: str, out: jax.Array) -> Any:
+        return self._out[name].unpack_host(np.asarray(out))
+
     def reset(self, seed: Any = None) -> Any:
         """Start every env from scratch; the first TimeStep on the host."""
         if seed is not None:
             self.key = seed_key(seed)
-        self.key, self.state, ts = self._init(self.key)
-        return to_host(ts)
+        self.key, sub = jax.random.split(self.key)
+        self.carry, out = self._init(sub)
+        return self._host("init", out)
 
     def reset_where(self, where: np.ndarray) -> Any:
         """Start new episodes where ``where``; the TimeStep on the host (its other entries unspecified)."""
         self._check_started()
-        self.key, self.state, ts = self._reset_where(self.key, self.state, where)
-        return to_host(ts)
+        self.carry, out = self._reset_where(self.carry, where)
+        return self._host("reset_where", out)
 
     def step(self, action: Any) -> Any:
         """One step of every env (auto-resetting in the same step); the TimeStep on the host."""
         self._check_started()
-        self.key, self.state, ts = self._step(self.key, self.state, action)
-        return to_host(ts)
+        self.carry, out = self._step(self.carry, action)
+        return self._host("step", out)
 
     def render(self) -> Any:
         self._check_started()
-        return np.asarray(self.env.render(self.state))
+        return np.asarray(self.env.render(self._unpack(self.carry)[1]))
 
     def _check_started(self) -> None:
-        if self.state is None:
+        if self.carry is None:
             raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
 
 
-__all__ = ["Runner", "seed_key", "to_host"]
+__all__ = ["Runner", "seed_key"]
