@@ -34,11 +34,12 @@ class Packer:
     """The layout of one pytree structure: ``pack`` it in JAX, ``unpack`` in JAX or ``unpack_host`` in NumPy."""
 
     def __init__(self, tree: Any):
-        leaves, self.treedef = jax.tree.flatten(tree)
+        leaves, treedef = jax.tree.flatten(tree)
+        self.treedef: Any = treedef
         self.leaves, start = [], 0
         for x in leaves:
             impl = None
-            dtype = np.dtype(x.dtype) if not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else None
+            dtype = np.dtype(x.dtype) if not jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else None
             shape = tuple(x.shape)
             if dtype is None:  # a typed key: carried as its uint32 key data
                 impl = jax.random.key_impl(x) if isinstance(x, jax.Array) else x.dtype._impl
