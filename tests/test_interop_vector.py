@@ -138,3 +138,21 @@ def test_every_gymnasium_vector_wrapper_steps(name, mode, tmp_path):
             venv.reset(options={"reset_mask": np.logical_or(terminated, truncated)})
     assert ends >= 3  # episodes of 3 steps ended and restarted through the wrapper
     venv.close()
+
+
+@pytest.mark.requires_plugin("gymnasium")
+@pytest.mark.parametrize("mode", MODES, ids=[m.name for m in MODES])
+def test_host_env_speaks_every_mode(mode):
+    env = envhub.make("gymnasium/CartPole-v1", num_envs=2, max_episode_steps=2)
+    venv = interop.to_gymnasium_vector(env, autoreset_mode=mode)
+    venv.reset(seed=0)
+    rewards, ends = [], []
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = venv.step(np.array([0, 1]))
+        rewards.append(reward.tolist())
+        ends.append((terminated | truncated).tolist())
+        if mode == AutoresetMode.DISABLED and ends[-1][0]:
+            obs, _ = venv.reset(options={"reset_mask": terminated | truncated})
+        assert venv.observation_space.contains(obs)
+    assert ends[:2] == [[False, False], [True, True]]
+    assert rewards[2] == ([0.0, 0.0] if mode == AutoresetMode.NEXT_STEP else [1.0, 1.0])
