@@ -101,17 +101,19 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
                     final[i] = jax.tree.map(lambda x, i=i: x[i], reached)
                 info.update(final_obs=final, _final_obs=done, final_info=dict(ts.info), _final_info=done)
             return ts.obs, reward, terminated, truncated, info
-        obs = reached
+        obs, info = reached, dict(ts.info)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._pending.any():
             pending = self._pending.copy()
             restart = self._runner.reset_where(pending)  # their stepped transition is dropped
             obs = _merge(pending, restart.obs, obs)
+            if jax.tree.structure(restart.info) == jax.tree.structure(info):
+                info = _merge(pending, restart.info, info)  # theirs: the new episode's first info
             reward = np.where(pending, np.zeros_like(reward), reward)
             terminated, truncated = terminated & ~pending, truncated & ~pending
             done = terminated | truncated
         self._pending = done
         self._obs = obs
-        return obs, reward, terminated, truncated, dict(ts.info)
+        return obs, reward, terminated, truncated, info
 
     def render(self) -> Any:
         return self._runner.render() if "rgb_array" in self.metadata["render_modes"] else None
