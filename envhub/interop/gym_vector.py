@@ -106,7 +106,7 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
             pending = self._pending.copy()
             restart = self._runner.reset_where(pending)  # their stepped transition is dropped
             obs = _merge(pending, restart.obs, obs)
-            if jax.tree.structure(restart.info) == jax.tree.structure(info):
+            if set(restart.info) == set(info):
                 info = _merge(pending, restart.info, info)  # theirs: the new episode's first info
             reward = np.where(pending, np.zeros_like(reward), reward)
             terminated, truncated = terminated & ~pending, truncated & ~pending
