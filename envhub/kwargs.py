@@ -143,8 +143,8 @@ def describe(tp: Any) -> str:
         return " | ".join(describe(a) for a in args)
     if origin is Literal:
         return " | ".join(repr(a) for a in args)
-    if isinstance(tp, type) and not args:
-        return tp.__name__
+    if hasattr(tp, "__name__") and not args:
+        return str(tp.__name__)
     return repr(tp).replace("typing.", "").replace("collections.abc.", "")
 
 
@@ -158,13 +158,14 @@ def infer_type(default: Any) -> Any:
 def from_signature(target: Any, skip: tuple[str, ...] = ()) -> tuple[dict[str, Kwarg], bool]:
     """The keyword arguments a callable (or class) takes, and whether it also takes ``**kwargs``.
 
-    A class whose ``__init__`` takes ``**kwargs`` adds its bases' ``__init__`` parameters, up its MRO.
+    A class whose ``__init__`` takes ``**kwargs`` adds its bases' ``__init__`` parameters that have a default,
+    up its MRO. A parameter whose default is None also takes None, whatever its annotation.
     """
     is_class = isinstance(target, type)
     chain = [c.__dict__["__init__"] for c in target.__mro__ if "__init__" in c.__dict__] if is_class else [target]
     found: dict[str, Kwarg] = {}
     more = False
-    for fn in chain:
+    for depth, fn in enumerate(chain):
         if fn is object.__init__:
             break
         try:
@@ -178,10 +179,11 @@ def from_signature(target: Any, skip: tuple[str, ...] = ()) -> tuple[dict[str, K
         for p in parameters:
             if p.kind is p.VAR_KEYWORD:
                 more = True
-            elif p.kind not in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL) and p.name not in skip and p.name not in found:
-                default = REQUIRED if p.default is p.empty else p.default
-                tp = hints.get(p.name, Any if p.default is p.empty else infer_type(p.default))
-                found[p.name] = Kwarg(tp, default)
+            elif p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL) or p.name in skip or p.name in found:
+                continue
+            elif p.default is not p.empty or depth == 0:  # a base's required argument: the subclass passes it
+                tp = hints.get(p.name, infer_type(p.default) if p.default is not None else Any)
+                found[p.name] = Kwarg(tp if p.default is not None or matches(None, tp) else tp | None, p.default)
         if not more:
             break
     return found, more

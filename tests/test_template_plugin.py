@@ -70,4 +70,4 @@ def test_template_own_tests_pass(installed):
         cwd=TEMPLATE,
     )
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "19 passed, 1 skipped" in run.stdout
+    assert "20 passed, 1 skipped" in run.stdout
