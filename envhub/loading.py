@@ -54,9 +54,10 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
     except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
         refused = next((k for k in kwargs if k != "num_envs" and f"'{k}'" in str(exc)), None)
         if refused is not None:
-            problem = f"the plugin {spec.prefix!r} ({origin}) refused {refused}={kwargs[refused]!r}: TypeError: {one_line(exc)}"
-            fix = "check its spelling and type against the backend's README"
-            raise EnvKwargsError(spec.id, problem, fix, refused) from exc
+            said = f"the plugin {spec.prefix!r} ({origin}) refused {refused}={kwargs[refused]!r}: TypeError: {one_line(exc)}"
+            raise EnvKwargsError(
+                spec.id, said, "check its spelling and type against the backend's README", refused
+            ) from exc
         raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
     except ModuleNotFoundError as exc:
         raise missing_error(spec.prefix, origin, entry_point, exc) from exc
