@@ -244,7 +244,8 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
         elif not matches(value, decl.type):
             problem = f"{name}={_short(value)} ({type(value).__name__}) is not {describe(decl.type)}"
         elif decl.alias_of and decl.alias_of in kwargs:
-            problem = f"{name}={_short(value)} and {decl.alias_of}={_short(kwargs[decl.alias_of])} both set it ({name} is an alias)"
+            target = f"{decl.alias_of}={_short(kwargs[decl.alias_of])}"
+            problem = f"{name}={_short(value)} and {target} both given ({name} is an alias): pass only {decl.alias_of}"
         else:
             continue
         fix = f"{spec.id} accepts {listing(table)}; fix or drop it (`envhub info {spec.id}` lists them)"

@@ -126,7 +126,10 @@ def test_declared_kwargs_are_checked_lazily_with_aliases_and_others(registry):
     assert calls == []  # listing never computes them (it may import the backend)
     registry.make("decl/Lazy-v0", size=3, max_steps=5)
     assert calls == [1] and built == [{"size": 3, "max_steps": 5}]
-    with pytest.raises(envhub.EnvKwargsError, match=r"max_steps=5 and max_episode_steps=5 both set it"):
+    with pytest.raises(
+        envhub.EnvKwargsError,
+        match=r"max_steps=5 and max_episode_steps=5 both given \(max_steps is an alias\): pass only max_episode_steps",
+    ):
         registry.make("decl/Lazy-v0", max_steps=5, max_episode_steps=5)
     with pytest.raises(envhub.EnvKwargsError, match=r"accepts size: int = 6 \(cells\)|accepts size: int = 6, max_ep"):
         registry.make("decl/Lazy-v0", max_steps="long")

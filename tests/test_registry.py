@@ -30,7 +30,8 @@ def test_make_and_list_in_process(registry):
 
 def test_a_refused_make_kwarg_names_the_env(registry):
     with pytest.raises(
-        EnvKwargsError, match=r"make\('toy/Corridor-v0', \.\.\.\): unknown keyword argument lenght=3 \(did you mean 'length'"
+        EnvKwargsError,
+        match=r"make\('toy/Corridor-v0', \.\.\.\): unknown keyword argument lenght=3 \(did you mean 'length'",
     ):
         registry.make("toy/Corridor-v0", lenght=3)
 
