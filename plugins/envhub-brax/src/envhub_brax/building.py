@@ -74,11 +74,12 @@ def declared_kwargs(name: str) -> dict[str, Kwarg]:
     from envhub_brax.environment import DEFAULT_LIMIT, import_brax_envs
 
     only = ONLY_BACKENDS.get(name, BACKENDS)
-    backend = Literal[only] | None if only else None  # type: ignore[valid-type]
+    doc = f"brax's physics pipeline (None: {default_backend(name)})"
+    backend = Kwarg(Literal[only] | None, None, doc) if only else Kwarg(refused="it has no physics pipeline: omit it")  # type: ignore[valid-type]
     repeat = "envhub-brax does not take it; wrap the environment in envhub.wrappers.ActionRepeat instead"
     return {
         **from_signature(import_brax_envs()._envs[name], skip=("sys", "backend", "action_repeat"))[0],
-        "backend": Kwarg(backend, None, f"brax's physics pipeline (None: {default_backend(name)})"),
+        "backend": backend,
         **jax_kwargs(DEFAULT_LIMIT, native="episode_length"),
         "action_repeat": Kwarg(refused=repeat),
     }
