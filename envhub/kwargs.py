@@ -1,10 +1,9 @@
 """The keyword arguments ``make`` passes to a backend: declared per environment, checked before the factory runs.
 
-A plugin declares what an environment accepts with ``register(name, factory, kwargs=...)``: a mapping
-of names to ``Kwarg`` (type, default, one-line doc), or a callable returning one, called when the
-environment is made (so it may import the backend; ``envhub list`` never calls it). A plugin that
-declares nothing gets its factory's signature; a factory taking ``**kwargs`` passes everything on.
-The key ``"**"`` declares that other names are passed on unchecked (``Kwarg(doc="where they go")``).
+A plugin declares what an environment accepts with ``register(name, factory, kwargs=...)``: names to
+``Kwarg`` (type, default, doc), or a callable returning them, called by ``make`` (so it may import the
+backend; ``envhub list`` never calls it). Undeclared: the factory's signature (``**kwargs``: anything).
+The key ``"**"`` lets other names through unchecked (``Kwarg(doc="where they go")``).
 
 Types are Python types or typing annotations: ``int`` (not bool), ``float`` (ints pass), ``bool``,
 ``str``, ``X | None``, ``Literal["a", "b"]``, ``tuple[float, ...]``, ``Sequence[str]``, ``dict[str, float]``,
@@ -113,10 +112,8 @@ def matches(value: Any, tp: Any) -> bool:
 
 
 def _number(value: Any, tp: type) -> bool:
-    if isinstance(value, bool):
-        kind = "b"
-    elif isinstance(value, (int, float)):
-        kind = "i" if isinstance(value, int) else "f"
+    if isinstance(value, (bool, int, float)):
+        kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
     elif getattr(value, "shape", None) == ():  # NumPy and JAX scalars
         kind = getattr(getattr(value, "dtype", None), "kind", "")
     else:
@@ -183,10 +180,17 @@ def from_signature(target: Any, skip: tuple[str, ...] = ()) -> tuple[dict[str, K
                 continue
             elif p.default is not p.empty or depth == 0:  # a base's required argument: the subclass passes it
                 tp = hints.get(p.name, infer_type(p.default) if p.default is not None else Any)
-                found[p.name] = Kwarg(tp if p.default is not None or matches(None, tp) else tp | None, p.default)
+                found[p.name] = Kwarg(_optional(tp) if p.default is None else tp, p.default)
         if not more:
             break
     return found, more
+
+
+def _optional(tp: Any) -> Any:
+    try:
+        return tp if matches(None, tp) else typing.Optional[tp]  # noqa: UP045 - tp may be no class
+    except TypeError:
+        return Any
 
 
 def _hints(fn: Any) -> dict[str, Any]:
@@ -195,8 +199,7 @@ def _hints(fn: Any) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn)
     except Exception:  # noqa: BLE001 - some annotation names something not importable here
-        pass
-    out = {}
+        out = {}
     for name, ann in getattr(fn, "__annotations__", {}).items():
         try:
             out[name] = eval(ann, getattr(fn, "__globals__", {})) if isinstance(ann, str) else ann  # noqa: S307
@@ -226,9 +229,7 @@ def accepted(spec: EnvSpec, origin: str = "") -> dict[str, Kwarg] | None:
 
 def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
     """Raise ``EnvKwargsError`` for the first kwarg ``spec`` does not accept: unknown, refused or of the wrong type."""
-    if not kwargs:
-        return
-    table = accepted(spec, origin)
+    table = accepted(spec, origin) if kwargs else None
     if table is None:
         return
     for name, value in kwargs.items():
