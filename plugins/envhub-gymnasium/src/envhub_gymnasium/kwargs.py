@@ -18,7 +18,10 @@ def declared_kwargs(name: str) -> dict[str, Kwarg]:
     the time limit, ``disable_env_checker``, and envhub-gymnasium's ``vectorization_mode`` and ``info_keys``."""
     spec = gymnasium.spec(name)
     entry = spec.entry_point
-    creator = entry if callable(entry) else load_env_creator(entry)
+    try:
+        creator = entry if callable(entry) else load_env_creator(entry)
+    except Exception:  # noqa: BLE001 - make() reports an unloadable env with its own error
+        return {OTHERS: Kwarg(doc="its class could not be loaded to read them")}
     found, more = from_signature(creator, skip=("render_mode",))
     for key, value in spec.kwargs.items():  # the registration's values are the defaults make uses
         found[key] = Kwarg(found[key].type if key in found else infer_type(value), value)
