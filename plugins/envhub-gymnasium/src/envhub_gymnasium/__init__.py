@@ -53,6 +53,7 @@ def envhub_register_envs(register: Any) -> None:
             unavailable=reason,
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             description="gymnasium (host, stepped through a host callback)",
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -67,6 +68,13 @@ def make_gymnasium_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
     from envhub_gymnasium.environment import GymnasiumEnvironment
 
     return GymnasiumEnvironment(name, num_envs=num_envs, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("gymnasium/<name>", ...)`` accepts (called by make, after gymnasium is imported)."""
+    from envhub_gymnasium.kwargs import declared_kwargs
+
+    return declared_kwargs(name)
 
 
 def use_egl_when_headless() -> None:
