@@ -252,3 +252,43 @@ def test_gymnasium_kwargs():
     _refused("gymnasium/FrozenLake-v1", r"is_slippery=1 \(int\) is not bool", is_slippery=1)
     with envhub.make("gymnasium/CartPole-v1", sutton_barto_reward=True, max_episode_steps=9) as env:
         assert env.metadata["time_limit"] == 9
+
+
+@pytest.mark.requires_plugin("jumanji")
+def test_jumanji_kwargs():
+    message = _refused("jumanji/Snake-v1", r"unknown keyword argument num_rowz=1 \(did you mean 'num_rows'", num_rowz=1)
+    assert "num_rows: int = 12" in message and "max_episode_steps: int | None = 4000 (alias time_limit)" in message
+    _refused("jumanji/Snake-v1", r"time_limit='x' \(str\) is not int \| None", time_limit="x")
+    assert envhub.make("jumanji/Snake-v1", num_rows=6, time_limit=9).max_episode_steps == 9
+
+
+@pytest.mark.requires_plugin("craftax")
+def test_craftax_kwargs():
+    env_id = "craftax/Craftax-Classic-Symbolic-v1"
+    message = _refused(env_id, r"unknown keyword argument day_lenght=1 \(did you mean 'day_length'", day_lenght=1)
+    assert "day_length: int = 300" in message and "(alias max_timesteps)" in message
+    _refused(env_id, r"max_timesteps=1.5 \(float\) is not int \| None", max_timesteps=1.5)
+    assert envhub.make(env_id, day_length=100, max_episode_steps=9).metadata["time_limit"] == 9
+
+
+@pytest.mark.requires_plugin("xminigrid")
+def test_xminigrid_kwargs():
+    message = _refused("xminigrid/MiniGrid-Empty-8x8", r"unknown keyword argument heigth=1", heigth=1)
+    assert "height: int = 8" in message and "(alias max_steps)" in message and "benchmark" not in message
+    _refused("xminigrid/MiniGrid-Empty-8x8", r"height='9' \(str\) is not int", height="9")
+    assert "ruleset_id: int | None = None" in _refused("xminigrid/XLand-MiniGrid-R1-9x9", "unknown", foo=1)
+    assert envhub.make("xminigrid/MiniGrid-Empty-8x8", max_steps=9).metadata["time_limit"] == 9
+
+
+@pytest.mark.requires_plugin("playground")
+def test_playground_kwargs():
+    message = _refused(
+        "playground/CartpoleBalance", r"unknown keyword argument ctrl_dtt=1 \(did you mean 'ctrl_dt'", ctrl_dtt=1
+    )
+    assert "(alias episode_length)" in message and "config_overrides: dict | None = None" in message
+    _refused(
+        "playground/CartpoleBalance",
+        r"impl='numpy' \(str\) is not 'jax' \| 'warp' \| 'c' \| 'cpp' \| None",
+        impl="numpy",
+    )
+    assert envhub.make("playground/CartpoleBalance", episode_length=9).max_episode_steps == 9
