@@ -274,7 +274,7 @@ def test_craftax_kwargs():
 @pytest.mark.requires_plugin("xminigrid")
 def test_xminigrid_kwargs():
     message = _refused("xminigrid/MiniGrid-Empty-8x8", r"unknown keyword argument heigth=1", heigth=1)
-    assert "height: int = 8" in message and "(alias max_steps)" in message and "benchmark" not in message
+    assert "height: int = 8" in message and "(alias max_steps)" in message and "benchmark: any" not in message
     _refused("xminigrid/MiniGrid-Empty-8x8", r"height='9' \(str\) is not int", height="9")
     assert "ruleset_id: int | None = None" in _refused("xminigrid/XLand-MiniGrid-R1-9x9", "unknown", foo=1)
     assert envhub.make("xminigrid/MiniGrid-Empty-8x8", max_steps=9).metadata["time_limit"] == 9

@@ -79,4 +79,7 @@ def test_template_declares_its_kwargs_for_envhub_info(installed):
     assert info["kwargs"]["max_steps"] == "alias of max_episode_steps"
     refused = _envhub(installed, "info", "mybackend/Chain-v0", "-k", "slip=high")
     assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1
-    assert "slip='high' (str) is not float; mybackend/Chain-v0 accepts length: int = 8, slip: float = 0.1" in refused.stderr
+    assert (
+        "slip='high' (str) is not float; mybackend/Chain-v0 accepts length: int = 8, slip: float = 0.1"
+        in refused.stderr
+    )

@@ -69,11 +69,13 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
         **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
         **envhub.jax_env.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
     }
-    if "ruleset" in fields:  # XLand
-        table.pop("ruleset")
-        table["benchmark"] = envhub.Kwarg(doc="an xminigrid benchmark name or object: a ruleset sampled per episode")
-        table["ruleset_id"] = envhub.Kwarg(int | None, None, "play this ruleset of the benchmark every episode")
-        table["ruleset"] = envhub.Kwarg(doc="an xminigrid RuleSet to play every episode")
+    if "ruleset" not in fields:
+        why = "rulesets apply to the XLand-MiniGrid-* environments; this MiniGrid one has a fixed task"
+        return {**table, **{k: envhub.Kwarg(refused=why) for k in ("benchmark", "ruleset_id", "ruleset")}}
+    table.pop("ruleset")  # XLand: the ruleset comes from these
+    table["benchmark"] = envhub.Kwarg(doc="an xminigrid benchmark name or object: a ruleset sampled per episode")
+    table["ruleset_id"] = envhub.Kwarg(int | None, None, "play this ruleset of the benchmark every episode")
+    table["ruleset"] = envhub.Kwarg(doc="an xminigrid RuleSet to play every episode")
     return table
 
 
