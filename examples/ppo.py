@@ -258,7 +258,7 @@ def train(env_id: str, cfg: Config, make_kwargs: dict | None = None, log: Callab
         num_chunks = num_updates // per_chunk
         run = jax.jit(chunk, static_argnums=1, donate_argnums=0)
         t0 = time.perf_counter()
-        carry = start(jax.random.key(cfg.seed))
+        carry = jax.jit(start)(jax.random.key(cfg.seed))
         compiled = run.lower(carry, per_chunk).compile()
         compile_s = time.perf_counter() - t0
         sums, counts, train_s, steps = [], [], 0.0, 0
@@ -272,7 +272,9 @@ def train(env_id: str, cfg: Config, make_kwargs: dict | None = None, log: Callab
             steps += per_chunk * cfg.num_envs * cfg.num_steps
             got = counts[-1].sum()
             mean = sums[-1].sum() / got if got else float("nan")
-            log(f"steps {steps:>10,}  mean return {mean:8.2f}  ({int(got)} episodes)  {steps / train_s:>10,.0f} steps/s")
+            log(
+                f"steps {steps:>10,}  mean return {mean:8.2f}  ({int(got)} episodes)  {steps / train_s:>10,.0f} steps/s"
+            )
     finally:
         env.close()
     sums, counts = np.concatenate(sums), np.concatenate(counts)
