@@ -82,7 +82,7 @@ def main() -> None:
             start, chunk, _ = ppo.build(layer, cfg, obs_size=4)
             carries[name] = jax.jit(start)(jax.random.key(0))
             runs[name] = jax.jit(chunk, static_argnums=1)
-        calls = {name: (lambda n=name: jax.block_until_ready(runs[n](carries[n], args.updates))) for name in runs}
+        calls = {n: (lambda r=r, c=carries[n]: jax.block_until_ready(r(c, args.updates))) for n, r in runs.items()}
         compiles = {name: first_call_seconds(call) for name, call in calls.items()}
         medians = interleaved_medians(calls, args.repeats)
         steps = args.updates * cfg.num_steps  # per env; comparison_row multiplies by num_envs

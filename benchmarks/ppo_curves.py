@@ -47,7 +47,7 @@ def plot_all(results: dict[str, dict], path: Path, commit: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(results), figsize=(4 * len(results), 3.4), squeeze=False)
-    for ax, (name, metrics) in zip(axes[0], results.items()):
+    for ax, metrics in zip(axes[0], results.values()):
         pts = [p for p in metrics["curve"] if p["mean_return"] is not None]
         ax.plot([p["env_steps"] for p in pts], [p["mean_return"] for p in pts])
         ax.set(title=metrics["env_id"], xlabel="env steps")
