@@ -3,9 +3,11 @@
 Both sides run the same PPO program (``examples/ppo.py``'s ``build``: rollout and update in one
 jitted ``lax.scan``); only the environment layer differs. The raw side calls gymnax's own
 ``reset_env``/``step_env`` under ``vmap`` and auto-resets by hand (reset every step, select where
-done), as a gymnax user would; envhub's side is ``envhub.make("gymnax/CartPole-v1", num_envs=N)``.
+done), as a gymnax user would; envhub's side is ``envhub.make("gymnax/CartPole-v1", num_envs=N)``,
+and, for reference, the same with ``validate_actions=False`` (no action value check) and a second copy
+of the raw side (A/A: the run's own noise).
 
-    python benchmarks/ppo.py [--num-envs 8,64] [--updates 20] [--repeats 9] [--json out.json]
+    python benchmarks/ppo.py [--num-envs 8,32] [--updates 20] [--repeats 9] [--json out.json]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from _timing import comparison_row, first_call_seconds, interleaved_medians, wri
 import envhub
 from envhub import spaces
 
+AA = "gymnax (raw, a second copy: A/A noise)"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import ppo  # noqa: E402
 
@@ -62,7 +65,7 @@ def gymnax_layer(num_envs: int) -> ppo.EnvLayer:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--num-envs", default="8,64", help="comma-separated batch sizes")
+    parser.add_argument("--num-envs", default="8,32", help="comma-separated batch sizes")
     parser.add_argument("--updates", type=int, default=20, help="PPO updates per timed call")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
@@ -76,7 +79,9 @@ def main() -> None:
     for num_envs in [int(n) for n in args.num_envs.split(",")]:
         cfg = ppo.Config(num_envs=num_envs)
         env = envhub.make("gymnax/CartPole-v1", num_envs=num_envs)
+        unchecked = envhub.make("gymnax/CartPole-v1", num_envs=num_envs, validate_actions=False)
         layers = {"gymnax (raw)": gymnax_layer(num_envs), "envhub": ppo.envhub_layer(env)}
+        layers |= {"envhub (validate_actions=False)": ppo.envhub_layer(unchecked), AA: gymnax_layer(num_envs)}
         runs, carries = {}, {}
         for name, layer in layers.items():
             start, chunk, _ = ppo.build(layer, cfg, obs_size=4)
@@ -88,13 +93,17 @@ def main() -> None:
         steps = args.updates * cfg.num_steps  # per env; comparison_row multiplies by num_envs
         row = comparison_row("gymnax", "CartPole-v1 PPO", num_envs, steps, medians, compiles, "envhub", "gymnax (raw)")
         returns = {n: _mean_return(run(carries[n], args.updates)[1]) for n, run in runs.items()}
-        rows.append({**row, "mean_return": returns})
+        extra = {k: round(medians["gymnax (raw)"] / medians[k], 3) for k in ("envhub (validate_actions=False)", AA)}
+        rows.append({**row, "mean_return": returns, "ratios_to_raw": extra})
         print(
             f"  num_envs={num_envs:<4} raw {row['raw_steps_per_s']:>10,.0f} steps/s   envhub {row['envhub_steps_per_s']:>10,.0f}"
             f" steps/s   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s"
-            f" envhub {row['envhub_compile_s']:.1f}s   mean return raw {returns['gymnax (raw)']:.1f} envhub {returns['envhub']:.1f}"
+            f" envhub {row['envhub_compile_s']:.1f}s   validate_actions=False {extra['envhub (validate_actions=False)']:.3f}"
+            f"   A/A noise {extra[AA]:.3f}"
+            f"   mean return raw {returns['gymnax (raw)']:.1f} envhub {returns['envhub']:.1f}"
         )
         env.close()
+        unchecked.close()
     write_json(rows, args.json)
 
 

@@ -26,7 +26,7 @@ RUNS: dict[str, tuple[str, list[str]]] = {
     "gymnax-acrobot": ("gymnax/Acrobot-v1", []),
     "brax-inverted-pendulum": (
         "brax/inverted_pendulum",
-        ["--num-envs", "32", "--num-steps", "64", "--total-steps", "1000000", "--lr", "3e-4", "--ent-coef", "0"],
+        ["--num-envs", "32", "--num-steps", "64", "--total-steps", "500000", "--lr", "1e-3", "--ent-coef", "0"],
     ),
     "gymnasium-cartpole": ("gymnasium/CartPole-v1", []),
 }
