@@ -28,7 +28,7 @@ RUNS: dict[str, tuple[str, list[str]]] = {
         "brax/inverted_pendulum",
         ["--num-envs", "32", "--num-steps", "64", "--total-steps", "500000", "--lr", "1e-3", "--ent-coef", "0"],
     ),
-    "gymnasium-cartpole": ("gymnasium/CartPole-v1", []),
+    "gymnasium-cartpole": ("gymnasium/CartPole-v1", ["--total-steps", "1000000"]),
 }
 
 

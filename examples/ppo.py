@@ -13,8 +13,8 @@ same program, their step a host callback inside the scan. Writes ``DIR/metrics.j
 Needs ``pip install -e ".[examples]"`` (optax, matplotlib). Settings measured on a shared 2-core
 CPU (final returns, maximum 500 / 1000; benchmarks/results/ppo/ has the curves):
 
-    python examples/ppo.py gymnax/CartPole-v1 --out runs/cartpole        # defaults: 479-485 over seeds 0-2
-    python examples/ppo.py gymnasium/CartPole-v1 --out runs/gym-cartpole  # the same, ~9k steps/s via the bridge
+    python examples/ppo.py gymnax/CartPole-v1 --out runs/cartpole        # defaults: 483-491 over seeds 0-2
+    python examples/ppo.py gymnasium/CartPole-v1 --total-steps 1000000 --out runs/gym  # 500 (389 at 500k)
     python examples/ppo.py brax/inverted_pendulum --num-envs 32 --num-steps 64 --total-steps 500000 \\
         --lr 1e-3 --ent-coef 0 --out runs/pendulum                          # 973 (time limit 1000)
 """
