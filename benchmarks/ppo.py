@@ -99,7 +99,7 @@ def main() -> None:
             f"  num_envs={num_envs:<4} raw {row['raw_steps_per_s']:>10,.0f} steps/s   envhub {row['envhub_steps_per_s']:>10,.0f}"
             f" steps/s   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s"
             f" envhub {row['envhub_compile_s']:.1f}s   validate_actions=False {extra['envhub (validate_actions=False)']:.3f}"
-            f"   A/A noise {extra[AA]:.3f}"
+            f"   A/A noise {extra[AA]:.3f}   envhub / raw copy {medians[AA] / medians['envhub']:.3f}"
             f"   mean return raw {returns['gymnax (raw)']:.1f} envhub {returns['envhub']:.1f}"
         )
         env.close()
