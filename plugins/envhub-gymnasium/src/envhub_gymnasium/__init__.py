@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
-import sys
 from typing import Any
 
 import envhub
+from envhub.render import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -75,13 +74,6 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     from envhub_gymnasium.kwargs import declared_kwargs
 
     return declared_kwargs(name)
-
-
-def use_egl_when_headless() -> None:
-    """MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set)."""
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
-        os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def _unavailable(spec: Any) -> str | None:

@@ -14,10 +14,13 @@ import functools
 from typing import Any
 
 import envhub
+from envhub.render import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
 ENVHUB_API = 1
+
+use_egl_when_headless()  # MuJoCo reads MUJOCO_GL once, when first imported (by playground): set it before
 
 # How the conformance kit drives playground environments (fields of envhub.testing.Options, "*" for all).
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
