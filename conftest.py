@@ -21,6 +21,12 @@ if os.environ.get("ENVHUB_TEST_XLA_FLAGS") != "default":
 # subprocess would compile jax's sources again on import (10 s instead of 5 s for jax and the
 # backends); let the first import write the bytecode cache for all the others.
 sys.dont_write_bytecode = False
+
+# Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
+# platform on that first import, and its default aborts a headless renderer later in the same worker.
+from envhub.render import use_egl_when_headless  # noqa: E402
+
+use_egl_when_headless()
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from envhub import errors, pickling, sharding, spaces, wrappers
+from envhub import errors, kwargs, pickling, sharding, spaces, wrappers
 from envhub._version import __version__
 from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
 from envhub.env import Environment
+from envhub.errors import EnvKwargsError
 from envhub.hookspecs import hookimpl
 from envhub.host import HostEnvironment, HostState, HostStep
 from envhub.jax_env import JaxEnvironment, JaxState, JaxStep
+from envhub.kwargs import Kwarg
 from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
 from envhub.registry import Registry
 from envhub.render import record
@@ -24,6 +26,7 @@ __all__ = [
     "SUPPORTED_APIS",
     "__version__",
     "BackendStatus",
+    "EnvKwargsError",
     "EnvSpec",
     "Environment",
     "HostEnvironment",
@@ -32,6 +35,7 @@ __all__ = [
     "JaxEnvironment",
     "JaxState",
     "JaxStep",
+    "Kwarg",
     "Registry",
     "TimeStep",
     "Trajectory",
@@ -42,6 +46,7 @@ __all__ = [
     "errors",
     "sharding",
     "hookimpl",
+    "kwargs",
     "list_backends",
     "list_envs",
     "make",

@@ -188,15 +188,17 @@ class HostVmapError(EnvhubError, ValueError):
         self.env_id = env_id
 
 
-class MakeArgumentError(EnvhubError, TypeError):
-    """The backend refused a keyword argument given to ``make``."""
+class EnvKwargsError(EnvhubError, TypeError):
+    """A keyword argument given to ``make`` is unknown to the environment, refused by it, or of the wrong type."""
 
-    def __init__(self, env_id: str, exc: BaseException) -> None:
-        super().__init__(
-            f"make({env_id!r}, ...) got a keyword argument its backend refused ({type(exc).__name__}: {exc}); "
-            f"check its spelling and type against the backend's README (`envhub list` names the backend)."
-        )
+    def __init__(self, env_id: str, problem: str, fix: str, kwarg: str | None = None) -> None:
+        super().__init__(f"make({env_id!r}, ...): {problem}; {fix}.")
         self.env_id = env_id
+        self.kwarg = kwarg
+
+
+#: The name this error had before it was raised for every backend (kept for old ``except`` clauses).
+MakeArgumentError = EnvKwargsError
 
 
 class ActionError(EnvhubError, TypeError):
@@ -261,6 +263,7 @@ __all__ = [
     "BackendNotInstalledError",
     "ClosedEnvironmentError",
     "DuplicatePrefixError",
+    "EnvKwargsError",
     "EnvUnavailableError",
     "EnvhubError",
     "ForkAfterJaxWarning",

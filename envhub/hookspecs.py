@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import pluggy
@@ -29,6 +29,7 @@ class RegisterEnv(Protocol):
         unavailable: str | None = None,
         description: str = "",
         check_options: dict[str, Any] | None = None,
+        kwargs: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     ) -> None: ...
 
 
@@ -41,7 +42,9 @@ def envhub_register_envs(register: RegisterEnv) -> None:
     environment for ``num_envs``; ``batching="native"`` passes ``num_envs`` to the factory.
     ``unavailable="reason"`` lists an environment that cannot run here; ``make`` raises the reason.
     ``check_options`` sets ``envhub.testing.Options`` fields used by ``envhub check`` and the kit,
-    e.g. ``{"time_limit_kwarg": "max_steps_in_episode"}``.
+    e.g. ``{"time_limit_kwarg": "max_steps_in_episode"}``. ``kwargs`` declares the keyword arguments
+    ``make`` may pass: ``{name: envhub.Kwarg(type, default, doc)}``, or a callable returning that
+    (called by ``make``, so it may import the backend); without it, the factory's signature (see ``envhub.kwargs``).
     """
 
 

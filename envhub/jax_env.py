@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import warnings
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from envhub import resets, spaces
 from envhub.env import Environment, SpacesOfOne
 from envhub.errors import InvalidArgumentError
+from envhub.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
 from envhub.tree import select
 from envhub.types import TimeStep
 
@@ -29,8 +30,6 @@ S = TypeVar("S")
 Obs = TypeVar("Obs")
 Action = TypeVar("Action")
 
-#: The make kwarg that sets the time limit on every first-party backend (native names are aliases).
-TIME_LIMIT_KWARG = "max_episode_steps"
 RESET_MODES = ("real", "cached")
 
 
@@ -254,6 +253,16 @@ def take_time_limit(kwargs: dict[str, Any], native: str, default: Any) -> Any:
     return kwargs.pop(given[0]) if given else default
 
 
+def jax_kwargs(time_limit: int | None, native: str = "") -> dict[str, Kwarg]:
+    """The make kwargs this base owns, to declare for a backend built on it: the time limit (``native``: the
+    backend's own name, an alias), ``reset_mode`` and ``reset_spares``."""
+    return {
+        **time_limit_kwargs(time_limit, native),
+        "reset_mode": Kwarg(Literal["real", "cached"], "real", "'cached': every episode restarts from the first state"),
+        "reset_spares": Kwarg(bool | None, None, "batched real resets: keep spare initial states (default)"),
+    }
+
+
 def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any) -> None:
     if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
         raise InvalidArgumentError(f"num_envs={num_envs!r}: use None (one environment) or an int >= 1.")
@@ -270,4 +279,4 @@ def _strong(tree: Any) -> Any:
     return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
 
 
-__all__ = ["RESET_MODES", "TIME_LIMIT_KWARG", "JaxEnvironment", "JaxState", "JaxStep", "take_time_limit"]
+__all__ = ["RESET_MODES", "TIME_LIMIT_KWARG", "JaxEnvironment", "JaxState", "JaxStep", "jax_kwargs", "take_time_limit"]

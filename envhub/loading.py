@@ -7,12 +7,12 @@ Whatever a plugin raises there, ``SystemExit`` included, becomes an envhub error
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any
 
 from envhub.env import Environment
-from envhub.errors import EnvhubError, MakeArgumentError, PluginLoadError, UnknownBackendError
+from envhub.errors import EnvhubError, EnvKwargsError, PluginLoadError, UnknownBackendError, one_line
 from envhub.plugin_api import missing_error, plugin_install_line
 from envhub.specs import BATCHING_MODES, EnvSpec
 
@@ -55,8 +55,12 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
     except EnvhubError:
         raise
     except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
-        if any(f"'{k}'" in str(exc) for k in kwargs if k != "num_envs"):
-            raise MakeArgumentError(spec.id, exc) from exc
+        refused = next((k for k in kwargs if k != "num_envs" and f"'{k}'" in str(exc)), None)
+        if refused is not None:
+            said = f"the plugin {spec.prefix!r} ({origin}) refused {refused}={kwargs[refused]!r}: TypeError: {one_line(exc)}"
+            raise EnvKwargsError(
+                spec.id, said, "check its spelling and type against the backend's README", refused
+            ) from exc
         raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
     except ModuleNotFoundError as exc:
         raise missing_error(spec.prefix, origin, entry_point, exc) from exc
@@ -79,6 +83,7 @@ def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]
         unavailable: str | None = None,
         description: str = "",
         check_options: dict[str, Any] | None = None,
+        kwargs: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name or name != name.strip():
             raise ValueError(f"environment name {name!r} must be a non-empty string without surrounding spaces")
@@ -90,7 +95,12 @@ def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]
             raise ValueError(f"factory for {name!r} is not callable: {factory!r}")
         if batching not in BATCHING_MODES:
             raise ValueError(f"batching={batching!r} for {name!r}; use one of {BATCHING_MODES}")
-        envs[name] = EnvSpec(prefix, name, factory, batching, unavailable, description, dict(check_options or {}))
+        if kwargs is not None and not (callable(kwargs) or isinstance(kwargs, Mapping)):
+            raise ValueError(
+                f"kwargs for {name!r} must be a mapping of names to envhub.Kwarg, or a callable returning one"
+            )
+        options = dict(check_options or {})
+        envs[name] = EnvSpec(prefix, name, factory, batching, unavailable, description, options, kwargs)
 
     return register
 

@@ -28,6 +28,7 @@ from envhub.errors import (
     PluginLoadError,
     UnknownEnvError,
 )
+from envhub.kwargs import check as check_kwargs
 from envhub.loading import (
     AUTOLOAD_SWITCH,
     PLUGIN_FAULTS,
@@ -219,9 +220,10 @@ class Registry:
         spec = self.spec(env_id)
         if spec.factory is None:
             raise EnvUnavailableError(spec.id, spec.unavailable or "no factory")
+        owner = self._backend(spec.prefix)
+        check_kwargs(spec, kwargs, _described(owner))  # before the backend sees them
         if spec.batching == "native":
             kwargs["num_envs"] = num_envs
-        owner = self._backend(spec.prefix)
         env = build(spec, owner.origin, owner.entry_point, kwargs)
         env.unwrapped.id = spec.id
         env.validate_actions = validate_actions

@@ -9,6 +9,7 @@ imported only when ``record`` writes.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,6 +127,18 @@ def record(
     return len(frames)
 
 
+def use_egl_when_headless() -> None:
+    """On Linux without a display, default ``MUJOCO_GL`` to EGL (off-screen), unless mujoco is imported already.
+
+    MuJoCo picks its OpenGL platform once, when first imported; its default (GLFW) needs a display and
+    aborts the process when a headless renderer is created. Plugins whose library imports mujoco call
+    this first (and so may scripts that import such a library before envhub's plugins).
+    """
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+
+
 def check_path(path: str | os.PathLike[str]) -> str:
     """Return the lowercase extension of ``path`` if ``record`` can write it.
 
@@ -211,4 +224,4 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
     return mp4
 
 
-__all__ = ["FORMATS", "check_path", "record", "render"]
+__all__ = ["FORMATS", "check_path", "record", "render", "use_egl_when_headless"]

@@ -74,8 +74,8 @@ def test_bad_usage_is_one_line_and_exit_2(cli, args, message):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["info", "cli/Corridor-v0", "-k", "foo=1"], "make('cli/Corridor-v0', ...) got a keyword argument"),
-        (["check", "cli/Corridor-v0", "-k", "foo=1"], "got a keyword argument its backend refused"),
+        (["info", "cli/Corridor-v0", "-k", "foo=1"], "make('cli/Corridor-v0', ...): unknown keyword argument foo=1"),
+        (["check", "cli/Corridor-v0", "-k", "foo=1"], "cli/Corridor-v0 accepts length: int = 6"),
         (["check", "cli/Offline-v0"], "'cli/Offline-v0' is listed but unavailable here: needs a download"),
         (["info", "cli/Broken-v0"], "failed while making 'cli/Broken-v0': ZeroDivisionError: division by zero"),
         (["check", "cli/Broken-v0", "-n", "2"], "failed while making 'cli/Broken-v0': ZeroDivisionError"),

@@ -138,8 +138,14 @@ def test_a_real_keyboard_interrupt_still_interrupts(site):
 
 
 TYPOS = {
-    "gymnax": "gymnx", "gymnasium": "gymnasum", "envpool": "envpol", "brax": "bax",
-    "jumanji": "jumanj", "craftax": "craftx", "xminigrid": "xminigird", "playground": "playgrond",
+    "gymnax": "gymnx",
+    "gymnasium": "gymnasum",
+    "envpool": "envpol",
+    "brax": "bax",
+    "jumanji": "jumanj",
+    "craftax": "craftx",
+    "xminigrid": "xminigird",
+    "playground": "playgrond",
 }
 
 

@@ -7,10 +7,10 @@ import envhub
 from envhub.errors import (
     BackendNotInstalledError,
     DuplicatePrefixError,
+    EnvKwargsError,
     EnvUnavailableError,
     InvalidArgumentError,
     InvalidIdError,
-    MakeArgumentError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
@@ -30,8 +30,8 @@ def test_make_and_list_in_process(registry):
 
 def test_a_refused_make_kwarg_names_the_env(registry):
     with pytest.raises(
-        MakeArgumentError,
-        match=r"make\('toy/Corridor-v0', \.\.\.\) got a keyword argument its backend refused.*'lenght'",
+        EnvKwargsError,
+        match=r"make\('toy/Corridor-v0', \.\.\.\): unknown keyword argument lenght=3 \(did you mean 'length'",
     ):
         registry.make("toy/Corridor-v0", lenght=3)
 
@@ -46,7 +46,7 @@ def test_a_refused_make_kwarg_names_the_env(registry):
         match=r"plugin 'buggy' \(<in-process>\) failed while making 'buggy/Bug-v0' with length=3: TypeError",
     ) as info:
         registry.make("buggy/Bug-v0", length=3)
-    assert not isinstance(info.value, MakeArgumentError)
+    assert not isinstance(info.value, EnvKwargsError)
 
 
 def test_prefixes_are_case_insensitive(registry):

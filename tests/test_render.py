@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import jax
@@ -187,3 +188,25 @@ def test_cli_record_and_info(painted, tmp_path, capsys):
     assert info["render_modes"] == ["rgb_array"] and info["runs_on"] == "device (pure JAX)"
     assert info["single_action_space"].startswith("Discrete(2") and "shape=(2,)" in info["action_space"]
     assert info["backend"].startswith("<in-process>") and info["time_limit"] is None
+
+
+def test_use_egl_when_headless_only_before_mujoco_is_imported(monkeypatch):
+    from envhub.render import use_egl_when_headless
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delitem(sys.modules, "mujoco", raising=False)
+    use_egl_when_headless()
+    assert os.environ["MUJOCO_GL"] == "egl"
+    monkeypatch.setenv("MUJOCO_GL", "osmesa")  # the user's choice stays
+    use_egl_when_headless()
+    assert os.environ["MUJOCO_GL"] == "osmesa"
+    monkeypatch.delenv("MUJOCO_GL")
+    monkeypatch.setitem(sys.modules, "mujoco", object())  # too late: mujoco has picked its platform
+    use_egl_when_headless()
+    assert "MUJOCO_GL" not in os.environ
+    monkeypatch.delitem(sys.modules, "mujoco")
+    monkeypatch.setenv("DISPLAY", ":0")  # a display: mujoco's default works
+    use_egl_when_headless()
+    assert "MUJOCO_GL" not in os.environ

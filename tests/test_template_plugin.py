@@ -70,4 +70,16 @@ def test_template_own_tests_pass(installed):
         cwd=TEMPLATE,
     )
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "19 passed, 1 skipped" in run.stdout
+    assert "20 passed, 1 skipped" in run.stdout
+
+
+def test_template_declares_its_kwargs_for_envhub_info(installed):
+    info = json.loads(_envhub(installed, "info", "mybackend/Chain-v0", "--json").stdout)
+    assert info["kwargs"]["length"] == "int = 8  (cells in the chain)"
+    assert info["kwargs"]["max_steps"] == "alias of max_episode_steps"
+    refused = _envhub(installed, "info", "mybackend/Chain-v0", "-k", "slip=high")
+    assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1
+    assert (
+        "slip='high' (str) is not float; mybackend/Chain-v0 accepts length: int = 8, slip: float = 0.1"
+        in refused.stderr
+    )

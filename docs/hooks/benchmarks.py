@@ -1,4 +1,4 @@
-"""mkdocs hook: serve the committed benchmark plot (``benchmarks/results/throughput.png``) as ``assets/throughput.png``.
+"""mkdocs hook: serve the committed plots (benchmark throughput, PPO curves) from ``benchmarks/results/`` as ``assets/``.
 
 The performance page includes ``benchmarks/results/RESULTS.md`` itself (pymdownx.snippets), so the
 site shows the last committed run with no copy to keep in step.
@@ -11,9 +11,11 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
-PLOT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "throughput.png"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+PLOTS = {"assets/throughput.png": RESULTS / "throughput.png", "assets/ppo-curves.png": RESULTS / "ppo" / "curves.png"}
 
 
 def on_files(files: Files, config: Any) -> Files:
-    files.append(File.generated(config, "assets/throughput.png", abs_src_path=str(PLOT)))
+    for dest, plot in PLOTS.items():
+        files.append(File.generated(config, dest, abs_src_path=str(plot)))
     return files

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
     import envhub
     from envhub import host_callback
+    from envhub.kwargs import MAKE_KWARGS, accepted
 
     with make_env(args) as env:
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
@@ -49,13 +50,36 @@ def run(args: argparse.Namespace) -> int:
             "obs": _describe(ts.obs),
             "info_keys": {k: _describe(v) for k, v in ts.info.items()},
             **metadata,
+            "kwargs": _kwargs(accepted(envhub.default_registry().spec(env.id))),
+            "make_kwargs": _kwargs(MAKE_KWARGS),
         }
     if args.json:
         print(json.dumps(info, indent=2, default=str))
     else:
         for key, value in info.items():
-            print(f"{key:<18} {value}")
+            if key.endswith("kwargs") and isinstance(value, dict):
+                width = max(map(len, value), default=0)
+                print(f"{key:<18} {len(value)}" + "".join(f"\n  {n:<{width}}  {line}" for n, line in value.items()))
+            else:
+                print(f"{key:<18} {value}")
     return EXIT_OK
+
+
+def _kwargs(table: dict[str, Any] | None) -> dict[str, str] | str:
+    """``{name: "type = default  doc"}`` of the kwargs ``table`` declares (refused ones left out)."""
+    from envhub.kwargs import OTHERS, describe_one
+
+    if table is None:
+        return "not declared: the backend takes any keyword argument (see its README)"
+    shown = {}
+    for name, kw in table.items():
+        if kw.refused:
+            continue
+        text = f"alias of {kw.alias_of}" if kw.alias_of else describe_one(name, kw).partition(": ")[2]
+        shown[name] = f"{text}  ({kw.doc})" if kw.doc and not kw.alias_of else text
+    if OTHERS in table:
+        shown[OTHERS] = f"any other name, unchecked ({table[OTHERS].doc or 'passed to the backend'})"
+    return shown
 
 
 def _describe(tree: Any) -> Any:

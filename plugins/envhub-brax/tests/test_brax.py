@@ -23,7 +23,7 @@ from brax.envs.wrappers.training import EpisodeWrapper
 
 import envhub
 from envhub import testing
-from envhub.errors import InvalidArgumentError, RenderError
+from envhub.errors import EnvKwargsError, InvalidArgumentError, RenderError
 from envhub.wrappers import Wrapper, select
 
 ENV = "brax/inverted_pendulum"
@@ -229,38 +229,46 @@ def test_kwargs_reach_brax_and_mjx_is_the_default_pipeline():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"backend": "physx"}, r"backend='physx' for brax/inverted_pendulum: use one of \('mjx', 'generalized'"),
-        ({"episode_length": 0}, r"max_episode_steps=0 \(brax's episode_length\) .* must be a positive int, or None"),
-        ({"max_episode_steps": 5, "episode_length": 5}, r"pass only max_episode_steps"),
-        ({"reset_mode": "fresh"}, r"reset_mode='fresh' .* use one of \('real', 'cached'\)"),
-        ({"action_repeat": 2}, r"action_repeat=2 .* envhub.wrappers.ActionRepeat"),
-        ({"reset_spares": 1, "num_envs": 2}, r"reset_spares=1 for brax/inverted_pendulum: pass True or False"),
-        ({"reset_spares": True}, r"reset_spares=True .* num_envs=N with reset_mode='real' only \(got num_envs=None"),
+        # a wrong name or type: make() refuses it before brax runs, listing what the env accepts
+        ({"backend": "physx"}, EnvKwargsError, r"backend='physx' \(str\) is not 'mjx' \| 'generalized' \|"),
+        ({"max_episode_steps": 5, "episode_length": 5}, EnvKwargsError, r"pass only max_episode_steps"),
+        ({"reset_mode": "fresh"}, EnvKwargsError, r"reset_mode='fresh' \(str\) is not 'real' \| 'cached'"),
+        ({"action_repeat": 2}, EnvKwargsError, r"action_repeat=2 .* envhub.wrappers.ActionRepeat"),
+        ({"reset_spares": 1, "num_envs": 2}, EnvKwargsError, r"reset_spares=1 \(int\) is not bool \| None"),
+        # a value of the right type that the env cannot take
+        (
+            {"episode_length": 0},
+            InvalidArgumentError,
+            r"max_episode_steps=0 \(brax's episode_length\) .* must be a positive int, or None",
+        ),
+        (
+            {"reset_spares": True},
+            InvalidArgumentError,
+            r"reset_spares=True .* num_envs=N with reset_mode='real' only \(got num_envs=None",
+        ),
         (
             {"reset_spares": True, "num_envs": 2, "reset_mode": "cached"},
+            InvalidArgumentError,
             r"reset_spares=True .* \(got num_envs=2, reset_mode='cached'\): omit it",
         ),
     ],
 )
-def test_bad_arguments_say_what_to_do(kwargs, match):
-    with pytest.raises(InvalidArgumentError, match=match):
+def test_bad_arguments_say_what_to_do(kwargs, error, match):
+    with pytest.raises(error, match=match):
         envhub.make(ENV, **kwargs)
 
 
 @pytest.mark.parametrize(
     "name, match",
     [
-        (
-            "swimmer",
-            r"backend='mjx' for brax/swimmer: brax supports only \('generalized',\); pass backend='generalized'",
-        ),
-        ("fast", r"backend='mjx' for brax/fast: brax supports only \(\); omit it: it has no physics pipeline"),
+        ("swimmer", r"backend='mjx' \(str\) is not 'generalized' \| None"),
+        ("fast", r"backend='mjx' is refused: it has no physics pipeline: omit it"),
     ],
 )
 def test_a_pipeline_the_env_lacks_says_which_it_has(name, match):
-    with pytest.raises(InvalidArgumentError, match=match):
+    with pytest.raises(EnvKwargsError, match=match):
         envhub.make(f"brax/{name}", backend="mjx")
 
 

@@ -298,7 +298,7 @@ def test_envpool_options_pass_through():
         assert env.single_observation_space.shape == (2, 42, 42)
         state, ts = env.init(KEY)
         assert ts.obs.shape == (2, 42, 42)
-    with pytest.raises(envhub.errors.EnvUnavailableError, match="seed= is set by envhub"):
+    with pytest.raises(envhub.EnvKwargsError, match="seed=3 is refused: envhub sets it"):
         envhub.make("envpool/CartPole-v1", seed=3)
 
 

@@ -111,7 +111,7 @@ def test_terminated_wins_when_the_time_limit_falls_on_a_terminal_step():
 
 def test_max_episode_steps_is_the_time_limit_and_gymnax_name_an_alias():
     assert envhub.make("gymnax/CartPole-v1", max_episode_steps=9).unwrapped.params.max_steps_in_episode == 9
-    with pytest.raises(envhub.errors.InvalidArgumentError, match="pass only max_episode_steps"):
+    with pytest.raises(envhub.EnvKwargsError, match="both given .*: pass only max_episode_steps"):
         envhub.make("gymnax/CartPole-v1", max_episode_steps=9, max_steps_in_episode=9)
 
 

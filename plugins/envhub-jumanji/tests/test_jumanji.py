@@ -190,7 +190,7 @@ def test_jumanji_time_limit_is_max_episode_steps_and_time_limit_an_alias():
     assert connector.max_episode_steps is None and connector.jumanji_env.time_limit == 20  # its own truncation
     tsp = envhub.make("jumanji/TSP-v1", max_episode_steps=5).unwrapped  # no limit of its own: the base's
     assert tsp.max_episode_steps == 5
-    with pytest.raises(InvalidArgumentError, match="pass only max_episode_steps"):
+    with pytest.raises(envhub.EnvKwargsError, match="pass only max_episode_steps"):
         envhub.make("jumanji/Snake-v1", max_episode_steps=9, time_limit=9)
     with pytest.raises(InvalidArgumentError, match=r"max_episode_steps=0: jumanji's Snake-v1 needs a time limit"):
         envhub.make("jumanji/Snake-v1", max_episode_steps=0)

@@ -25,11 +25,23 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",  # the factory takes num_envs: envhub.JaxEnvironment batches inside
             description="walk right along a slippery chain",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=KWARGS,  # or a function returning them, called by make (it may import your library)
         )
 
 
 # How the conformance kit drives each env (fields of envhub.testing.Options; "*" applies to all).
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episode_steps"}}
+
+
+# The keyword arguments make() accepts, checked before the factory runs: an unknown name or a wrong
+# type is an envhub.EnvKwargsError listing these (and `envhub info` shows them). Types are Python
+# types or annotations (int, float, bool, str, X | None, Literal[...], tuple[float, ...], typing.Any).
+KWARGS: dict[str, envhub.Kwarg] = {
+    "length": envhub.Kwarg(int, 8, "cells in the chain"),
+    "slip": envhub.Kwarg(float, 0.1, "probability that a move goes the other way"),
+    # max_episode_steps, envhub's name for the time limit, and max_steps, this backend's old one, as its alias
+    **envhub.kwargs.time_limit_kwargs(50, native="max_steps"),
+}
 
 
 def make_chain(**kwargs: Any) -> envhub.Environment[Any, Any, Any]:

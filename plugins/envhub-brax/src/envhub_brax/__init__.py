@@ -11,7 +11,7 @@ import functools
 from typing import Any
 
 import envhub
-from envhub_brax.environment import use_egl_when_headless
+from envhub.render import use_egl_when_headless
 from envhub_brax.render import render_html, render_images
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
@@ -30,6 +30,7 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Register every name in brax's environment registry."""
+    from envhub_brax import building
     from envhub_brax.building import default_backend
     from envhub_brax.environment import import_brax_envs
 
@@ -42,6 +43,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             description=f"brax (JAX physics, {backend} pipeline by default)" if backend else "brax (no physics)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(building.declared_kwargs, name),
         )
 
 

@@ -7,7 +7,10 @@ import inspect
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
+
+from envhub.jax_env import jax_kwargs
+from envhub.kwargs import Kwarg, from_signature
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -63,6 +66,23 @@ def check_arguments(
             f"action_repeat={kwargs['action_repeat']!r} for brax/{name}: envhub-brax does not take it; "
             "wrap the environment in envhub.wrappers.ActionRepeat instead."
         )
+
+
+def declared_kwargs(name: str) -> dict[str, Kwarg]:
+    """What ``make("brax/<name>", ...)`` accepts: the env class's constructor (and its bases') arguments, the
+    pipeline, the time limit (brax's ``episode_length`` an alias) and the JAX base's reset kwargs."""
+    from envhub_brax.environment import DEFAULT_LIMIT, import_brax_envs
+
+    only = ONLY_BACKENDS.get(name, BACKENDS)
+    doc = f"brax's physics pipeline (None: {default_backend(name)})"
+    backend = Kwarg(Literal[only] | None, None, doc) if only else Kwarg(refused="it has no physics pipeline: omit it")  # type: ignore[valid-type]
+    repeat = "envhub-brax does not take it; wrap the environment in envhub.wrappers.ActionRepeat instead"
+    return {
+        **from_signature(import_brax_envs()._envs[name], skip=("sys", "backend", "action_repeat"))[0],
+        "backend": backend,
+        **jax_kwargs(DEFAULT_LIMIT, native="episode_length"),
+        "action_repeat": Kwarg(refused=repeat),
+    }
 
 
 def _positive_int(value: Any) -> bool:

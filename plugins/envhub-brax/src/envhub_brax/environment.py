@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import os
 import sys
 from typing import Any
 
@@ -21,16 +20,10 @@ import numpy as np
 import envhub
 from envhub import spaces
 from envhub.jax_env import JaxState, JaxStep, take_time_limit
+from envhub.render import use_egl_when_headless
 from envhub_brax import building
 
 DEFAULT_LIMIT = 1000  # brax's training default episode length
-
-
-def use_egl_when_headless() -> None:
-    """Before mujoco is imported on Linux without a display, default ``MUJOCO_GL`` to EGL (off-screen rendering)."""
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
-        os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def import_brax_envs() -> Any:

@@ -35,6 +35,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             description="Craftax (JAX-native)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(accepted_kwargs, name),
         )
     for alias, name in AUTO_RESET_ALIASES.items():
         reason = f"envhub auto-resets every environment in the same step itself: use 'craftax/{name}'"
@@ -48,3 +49,20 @@ def make_craftax_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, A
     from envhub_craftax.environment import CraftaxEnvironment
 
     return CraftaxEnvironment(name, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("craftax/<name>", ...)`` takes: ``params``, ``static_env_params``, every ``EnvParams`` field."""
+    import dataclasses
+
+    from craftax.craftax_env import make_craftax_env_from_name
+
+    params = make_craftax_env_from_name(name, auto_reset=False).default_params
+    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    limit = fields.pop("max_timesteps", None)
+    return {
+        "params": envhub.Kwarg(type(params) | None, None, "craftax EnvParams replacing the defaults"),
+        "static_env_params": envhub.Kwarg(doc="craftax StaticEnvParams (world size and the like)"),
+        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "craftax EnvParams field") for k, v in fields.items()},
+        **envhub.jax_env.jax_kwargs(None if limit is None else int(limit), native="max_timesteps"),
+    }

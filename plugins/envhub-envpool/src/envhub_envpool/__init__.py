@@ -46,6 +46,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             description=_DESCRIPTION,
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -55,6 +56,31 @@ def envhub_backend_note() -> str | None:
     from envhub_envpool._shim import predicted_status
 
     return predicted_status() or None
+
+
+# envpool config keys envhub sets itself, and what to do instead.
+RESERVED = {
+    "num_envs": "pass num_envs= to envhub.make",
+    "batch_size": "envhub steps the whole pool (batch_size = num_envs)",
+    "seed": "seeds come from the key given to init/reset: pass jax.random.key(SEED) there",
+    "env_seed": "seeds come from the key given to init/reset: pass jax.random.key(SEED) there",
+    "env_type": "envhub picks envpool's gymnasium interface",
+}
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("envpool/<name>", ...)`` accepts: envpool's config keys of that task (``make_spec``), with
+    their defaults, and ``fast_path``; the keys envhub sets are refused with the fix."""
+    from envhub_envpool._shim import import_envpool
+
+    config = import_envpool().make_spec(name).config._asdict()
+    infer, limit = envhub.kwargs.infer_type, config.pop("max_episode_steps", None)
+    return {
+        **{k: envhub.Kwarg(infer(v), v, "envpool config") for k, v in config.items() if k not in RESERVED},
+        envhub.kwargs.TIME_LIMIT_KWARG: envhub.Kwarg(int, limit, "steps after which an episode is truncated"),
+        "fast_path": envhub.Kwarg(bool, True, "False forces the host bridge instead of envpool's XLA calls"),
+        **{k: envhub.Kwarg(refused=f"envhub sets it: {fix}") for k, fix in RESERVED.items()},
+    }
 
 
 def make_envpool_env(name: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:

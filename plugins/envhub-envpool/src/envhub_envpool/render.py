@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import numpy as np
 
 from envhub.errors import RenderError
+from envhub.render import use_egl_when_headless
 
 
 def is_mujoco(pool: Any) -> bool:
@@ -37,8 +37,7 @@ def _make_gl_current(env: Any) -> None:
     context = env.__dict__.get("_gl_context")
     if context is None:
         headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-        if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
-            os.environ.setdefault("MUJOCO_GL", "egl")
+        use_egl_when_headless()
         try:
             import mujoco
 

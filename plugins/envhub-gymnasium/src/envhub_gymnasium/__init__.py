@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
-import sys
 from typing import Any
 
 import envhub
+from envhub.render import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -53,6 +52,7 @@ def envhub_register_envs(register: Any) -> None:
             unavailable=reason,
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             description="gymnasium (host, stepped through a host callback)",
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -69,11 +69,11 @@ def make_gymnasium_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
     return GymnasiumEnvironment(name, num_envs=num_envs, **kwargs)
 
 
-def use_egl_when_headless() -> None:
-    """MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set)."""
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
-        os.environ.setdefault("MUJOCO_GL", "egl")
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("gymnasium/<name>", ...)`` accepts (called by make, after gymnasium is imported)."""
+    from envhub_gymnasium.kwargs import declared_kwargs
+
+    return declared_kwargs(name)
 
 
 def _unavailable(spec: Any) -> str | None:

@@ -48,6 +48,7 @@ def envhub_register_envs(register: Any) -> None:
             functools.partial(make_gymnax_env, name),
             description="gymnax (JAX-native)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -58,6 +59,13 @@ def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Envi
     from envhub_gymnax.environment import GymnaxEnvironment
 
     return GymnaxEnvironment(name, params=params, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("gymnax/<name>", ...)`` accepts (called by make, after gymnax is imported)."""
+    from envhub_gymnax.environment import declared_kwargs
+
+    return declared_kwargs(name)
 
 
 def wrap_object(env: Any, params: Any = None) -> envhub.Environment[Any, Any, Any]:

@@ -124,6 +124,19 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return JaxStep(state, obs, reward, terminated, truncated, _public_info(info))
 
 
+def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """``params``, the constructor's arguments, every ``EnvParams`` field and the time limit of gymnax ``name``."""
+    gymnax_env, params = gymnax.make(name)
+    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    limit = fields.pop("max_steps_in_episode", None)
+    return {
+        "params": envhub.Kwarg(type(params) | None, None, "gymnax EnvParams replacing the defaults"),
+        **envhub.kwargs.from_signature(type(gymnax_env))[0],
+        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "gymnax EnvParams field") for k, v in fields.items()},
+        **envhub.kwargs.time_limit_kwargs(limit, native="max_steps_in_episode"),
+    }
+
+
 def _like(default: Any, value: Any) -> Any:
     """Give ``value`` the type of the field's default (gymnax breaks on an int where it has 100.0)."""
     if isinstance(default, (bool, int, float)) and isinstance(value, (bool, int, float)):

@@ -41,6 +41,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             description="jumanji (JAX-native)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -50,3 +51,14 @@ def make_jumanji_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, A
     from envhub_jumanji.environment import JumanjiEnvironment
 
     return JumanjiEnvironment(name, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("jumanji/<name>", ...)`` takes: jumanji's constructor arguments and envhub's."""
+    from jumanji import registration
+
+    spec = registration._REGISTRY[name]  # what jumanji.make reads
+    table, _ = envhub.kwargs.from_signature(registration.load(spec.entry_point))
+    limit = table.pop("time_limit", None)
+    default = None if limit is None or not isinstance(limit.default, int) else limit.default
+    return {**table, **envhub.jax_env.jax_kwargs(default, native="time_limit" if limit else "")}

@@ -14,10 +14,13 @@ import functools
 from typing import Any
 
 import envhub
+from envhub.render import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
 ENVHUB_API = 1
+
+use_egl_when_headless()  # MuJoCo reads MUJOCO_GL once, when first imported (by playground): set it before
 
 # How the conformance kit drives playground environments (fields of envhub.testing.Options, "*" for all).
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
@@ -44,6 +47,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             description=description,
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -53,6 +57,31 @@ def make_playground_env(name: str, num_envs: int | None = None, **kwargs: Any) -
     from envhub_playground.environment import PlaygroundEnvironment
 
     return PlaygroundEnvironment(name, num_envs=num_envs, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("playground/<name>", ...)`` takes: ``impl``, ``config``, ``config_overrides``, top-level
+    config fields, envhub's."""
+    import contextlib
+    import sys
+    from typing import Literal
+
+    with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on first import
+        from mujoco_playground import registry
+
+    config = registry.get_default_config(name)
+    fields = {k: config[k] for k in config.keys()}
+    limit = fields.pop("episode_length", 1000)
+    fields.pop("impl", None)  # declared below, with its choices
+    return {
+        "impl": envhub.Kwarg(
+            Literal["jax", "warp", "c", "cpp"] | None, None, "MuJoCo implementation (default: jax on a CPU)"
+        ),
+        "config": envhub.Kwarg(doc="a playground ConfigDict replacing the defaults"),
+        "config_overrides": envhub.Kwarg(dict | None, None, "nested config overrides"),
+        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "playground config field") for k, v in fields.items()},
+        **envhub.jax_env.jax_kwargs(limit, native="episode_length"),
+    }
 
 
 __all__ = ["CHECK_OPTIONS", "envhub_register_envs", "make_playground_env"]

@@ -42,6 +42,7 @@ def envhub_register_envs(register: Any) -> None:
             batching="native",
             description=f"xminigrid ({kind}, JAX-native)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            kwargs=functools.partial(accepted_kwargs, name),
         )
 
 
@@ -51,6 +52,31 @@ def make_xminigrid_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
     from envhub_xminigrid.environment import XMiniGridEnvironment
 
     return XMiniGridEnvironment(name, num_envs=num_envs, **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("xminigrid/<name>", ...)`` takes: ``params``, the rulesets, every params field, envhub's."""
+    import dataclasses
+
+    from xminigrid import registration
+
+    spec = registration._REGISTRY[name]  # what xminigrid.make reads
+    params = registration.load(spec.entry_point)().default_params(**spec.kwargs)
+    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    limit = fields.pop("max_steps", None)
+    table = {
+        "params": envhub.Kwarg(type(params) | None, None, "xminigrid EnvParams replacing the defaults"),
+        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
+        **envhub.jax_env.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
+    }
+    if "ruleset" not in fields:
+        why = "rulesets apply to the XLand-MiniGrid-* environments; this MiniGrid one has a fixed task"
+        return {**table, **{k: envhub.Kwarg(refused=why) for k in ("benchmark", "ruleset_id", "ruleset")}}
+    table.pop("ruleset")  # XLand: the ruleset comes from these
+    table["benchmark"] = envhub.Kwarg(doc="an xminigrid benchmark name or object: a ruleset sampled per episode")
+    table["ruleset_id"] = envhub.Kwarg(int | None, None, "play this ruleset of the benchmark every episode")
+    table["ruleset"] = envhub.Kwarg(doc="an xminigrid RuleSet to play every episode")
+    return table
 
 
 __all__ = ["CHECK_OPTIONS", "envhub_register_envs", "make_xminigrid_env"]
