@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envhub import errors, kwargs, sharding, spaces, wrappers
+from envhub import errors, kwargs, pickling, sharding, spaces, wrappers
 from envhub._version import __version__
 from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
 from envhub.env import Environment
@@ -18,6 +18,8 @@ from envhub.rollout import Trajectory, Transition, random_policy, rollout
 from envhub.specs import BackendStatus, EnvSpec, check_options_for
 from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
+
+pickling.install_fork_hook()
 
 __all__ = [
     "PLUGIN_API",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from envhub import pickling
 from envhub.env import Environment
 from envhub.registry import Registry
 from envhub.specs import BackendStatus, EnvSpec
@@ -29,7 +30,10 @@ def make(
     ``validate_actions=False`` skips the check of action values in ``step`` (out-of-range discrete
     values, non-finite floats raise ``ActionError`` by default; ``env.validate_actions`` shows it).
     """
-    return default_registry().make(env_id, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions, **kwargs)
+    made_with = dict(kwargs, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions)
+    env = default_registry().make(env_id, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions, **kwargs)
+    pickling.record_make(env, make, env.id, made_with)  # pickle rebuilds it with make(env_id, **made_with)
+    return env
 
 
 def list_backends(*, deep: bool = False) -> list[BackendStatus]:

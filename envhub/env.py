@@ -208,6 +208,17 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle: an env from ``envhub.make`` as its id and kwargs, a wrapper as its fields (``envhub.pickling``)."""
+        from envhub.pickling import reduce_env
+
+        return reduce_env(self, protocol)
+
+    def __copy__(self) -> Self:
+        copied = object.__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        return copied
+
     def __repr__(self) -> str:
         batch = f", num_envs={self.num_envs}" if self.num_envs is not None else ""
         return f"<{type(self).__name__} {self.id!r}{batch}{' closed' if self._closed else ''}>"

@@ -243,6 +243,21 @@ def _suggest(word: str, candidates: Iterable[str], prefix: str = "") -> str:
     return " (did you mean " + " or ".join(repr(prefix + by_lower[m]) for m in matches) + "?)"
 
 
+class PicklingUnsupportedError(EnvhubError, TypeError):
+    """An env that ``envhub.make`` did not build cannot be pickled (it is rebuilt from its id on load)."""
+
+    def __init__(self, env: object, why: str) -> None:
+        super().__init__(
+            f"cannot pickle {env!r}: {why}. envhub pickles an env as its id, make kwargs and wrapper "
+            f"chain and rebuilds it on load; build it with envhub.make(id, ...) (and wrappers), or "
+            f"construct it in the receiving process (e.g. pass a function that makes it)."
+        )
+
+
+class ForkAfterJaxWarning(RuntimeWarning):
+    """The process forks after JAX started its threads: the child may hang (use forkserver or spawn)."""
+
+
 __all__ = [
     "ActionError",
     "BackendNotInstalledError",
@@ -251,12 +266,14 @@ __all__ = [
     "EnvKwargsError",
     "EnvUnavailableError",
     "EnvhubError",
+    "ForkAfterJaxWarning",
     "HostEnvError",
     "HostVmapError",
     "InvalidArgumentError",
     "InvalidIdError",
     "MakeArgumentError",
     "MissingDependencyError",
+    "PicklingUnsupportedError",
     "PluginIncompatibleError",
     "PluginLoadError",
     "RenderError",

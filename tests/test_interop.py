@@ -28,7 +28,8 @@ def test_single_env_returns_the_reached_obs_at_the_end():
 
 
 def test_vector_env_same_step_autoreset():
-    venv = interop.to_gymnasium_vector(envhub.make("gymnax/Pendulum-v1", num_envs=4, max_steps_in_episode=3))
+    env = envhub.make("gymnax/Pendulum-v1", num_envs=4, max_steps_in_episode=3)
+    venv = interop.to_gymnasium_vector(env, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     assert venv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     obs, info = venv.reset(seed=0)
     assert venv.observation_space.contains(obs) and obs.shape == (4, 3)
@@ -112,3 +113,38 @@ def test_wrapping_an_object_needs_the_backends_wrap_object():
             interop._wrap_object("nowrap", object())
     finally:
         envhub.unregister_backend("nowrap")
+
+
+def test_single_export_compiles_once_and_returns_writable_arrays():
+    env = interop.to_gymnasium(envhub.make("gymnax/CartPole-v1", max_steps_in_episode=4))
+    env.reset(seed=0)
+    for i in range(10):
+        obs, reward, terminated, truncated, info = env.step(i % 2)
+        assert obs.flags.writeable and isinstance(reward, float)
+        if terminated or truncated:
+            env.reset()
+    env.step(np.int64(1))  # another integer type is cast to the space's dtype: no new program
+    assert env._runner._step._cache_size() == 1
+
+
+def test_packing_round_trips_every_dtype():
+    from envhub.interop.packing import Packer
+
+    tree = {
+        "b": jnp.array([True, False]),
+        "i8": jnp.array([-3, 7], jnp.int8),
+        "f16": jnp.array([1.5, -2.25], jnp.float16),
+        "u32": jnp.array([2**32 - 1], jnp.uint32),
+        "f": jnp.float32(np.nan),
+        "key": jax.random.key(3),
+    }
+    packer = Packer(tree)
+    buffer = jax.jit(packer.pack)(tree)
+    assert buffer.dtype == jnp.uint32 and buffer.shape == (packer.size,)
+    back = jax.jit(packer.unpack)(buffer)
+    host = packer.unpack_host(np.asarray(buffer))
+    for name in ("b", "i8", "f16", "u32", "f"):
+        np.testing.assert_array_equal(back[name], tree[name])
+        np.testing.assert_array_equal(host[name], tree[name])
+        assert host[name].dtype == tree[name].dtype and host[name].flags.writeable
+    np.testing.assert_array_equal(jax.random.key_data(back["key"]), jax.random.key_data(tree["key"]))

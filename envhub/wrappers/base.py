@@ -93,6 +93,9 @@ class Wrapper(Environment[Any, Any, Any]):
     #: ``True`` when this wrapper's state is a ``WrapperState`` (rendering unwraps it).
     wraps_state: bool = False
 
+    #: pickled as its fields (``envhub.pickling``): its env, and its functions if module-level
+    _pickle_fields = True
+
     def __init__(self, env: Environment[Any, Any, Any]):
         self.env = env
         self._own_spaces: dict[str, spaces.Space] = {}

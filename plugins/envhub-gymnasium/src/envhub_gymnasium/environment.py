@@ -164,6 +164,17 @@ class GymnasiumEnvironment(HostEnvironment):
             else "same-step, by envhub (gymnasium's env resets on the next step)",
         }
 
+    def gymnasium_env(self) -> Any:
+        """One plain ``gymnasium.make`` env made like this one (``envhub.interop.to_gymnasium`` steps it directly).
+
+        Without auto-reset, gymnasium's env has envhub's meaning: an ending step returns the observation reached.
+        """
+        if self.num_envs is not None:
+            raise InvalidArgumentError(
+                f"gymnasium_env() of {self.id} with num_envs={self.num_envs}: make it unbatched."
+            )
+        return gymnasium.make(self.name, **self.kwargs)
+
     # --- observation structure -----------------------------------------------------------------
 
     def _leaves(self, obs: Any) -> list[Any]:

@@ -1,0 +1,110 @@
+"""The envhub side of the gymnasium exports: a key stream and one compiled call per step (no gymnasium).
+
+``Runner`` keeps the key and the state on the device; ``step`` is one jitted call that splits the
+key, steps (envhub auto-resets in the same step) and returns the outputs, which come back as
+writable NumPy arrays through one transfer (``packing``). The jitted functions belong to the runner, so
+an export compiles once and never retraces for the same action dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.interop.packing import Packer
+
+
+def seed_key(seed: Any) -> jax.Array:
+    """A key from an int seed, or from a list of per-env seeds (gymnasium's vector ``reset(seed=[...])``)."""
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        seed = int(np.random.SeedSequence([int(s) for s in seed]).generate_state(1, np.uint32)[0])
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InvalidArgumentError(f"seed={seed!r} must be an int, a list of ints or None.")
+    return jax.random.key(int(seed))
+
+
+class Runner:
+    """An envhub env driven from Python: ``reset`` and ``step`` return host outputs; key and state stay on device.
+
+    Key and state travel as one packed buffer, the TimeStep comes back as another (``packing``):
+    a compiled call per step with two arguments and two results, and one transfer.
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], seed: int):
+        self.env = env
+        self.key = seed_key(seed)
+        self.carry: Any = None  # the packed (key, state)
+        self._carry: Packer | None = None
+        self._out: dict[str, Packer] = {}  # per function, the TimeStep's layout (recorded while tracing)
+
+        def init(key: jax.Array) -> Any:
+            key, sub = jax.random.split(key)
+            state, ts = env.init(sub)
+            self._carry = Packer((key, state))
+            return self._finish("init", key, state, ts)
+
+        def step(carry: jax.Array, action: Any) -> Any:
+            key, state = self._unpack(carry)
+            key, sub = jax.random.split(key)
+            state, ts = env.step(sub, state, action)
+            return self._finish("step", key, state, ts)
+
+        def reset_where(carry: jax.Array, where: jax.Array) -> Any:
+            key, state = self._unpack(carry)
+            key, sub = jax.random.split(key)
+            state, ts = env.reset(sub, state, where=where)
+            return self._finish("reset_where", key, state, ts)
+
+        self._init = jax.jit(init)
+        self._step = jax.jit(step)
+        self._reset_where = jax.jit(reset_where)
+
+    def _unpack(self, carry: jax.Array) -> Any:
+        assert self._carry is not None
+        return self._carry.unpack(carry)
+
+    def _finish(self, name: str, key: jax.Array, state: Any, ts: Any) -> tuple[jax.Array, jax.Array]:
+        assert self._carry is not None
+        carry = Packer((key, state))
+        if carry.leaves != self._carry.leaves or carry.treedef != self._carry.treedef:
+            raise InvalidArgumentError(f"{self.env.id!r}: {name} returned a state of another structure than init's.")
+        self._out[name] = Packer(ts)
+        return self._carry.pack((key, state)), self._out[name].pack(ts)
+
+    def _host(self, name: str, out: jax.Array) -> Any:
+        return self._out[name].unpack_host(np.asarray(out))
+
+    def reset(self, seed: Any = None) -> Any:
+        """Start every env from scratch; the first TimeStep on the host."""
+        if seed is not None:
+            self.key = seed_key(seed)
+        self.key, sub = jax.random.split(self.key)
+        self.carry, out = self._init(sub)
+        return self._host("init", out)
+
+    def reset_where(self, where: np.ndarray) -> Any:
+        """Start new episodes where ``where``; the TimeStep on the host (its other entries unspecified)."""
+        self._check_started()
+        self.carry, out = self._reset_where(self.carry, where)
+        return self._host("reset_where", out)
+
+    def step(self, action: Any) -> Any:
+        """One step of every env (auto-resetting in the same step); the TimeStep on the host."""
+        self._check_started()
+        self.carry, out = self._step(self.carry, action)
+        return self._host("step", out)
+
+    def render(self) -> Any:
+        self._check_started()
+        return np.asarray(self.env.render(self._unpack(self.carry)[1]))
+
+    def _check_started(self) -> None:
+        if self.carry is None:
+            raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
+
+
+__all__ = ["Runner", "seed_key"]

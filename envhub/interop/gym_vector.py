@@ -1,0 +1,130 @@
+"""``EnvhubVectorEnv``: a batched envhub env behind gymnasium's ``VectorEnv`` API, in any autoreset mode.
+
+envhub resets an env in the step that ends its episode (``ts.obs`` the new first observation,
+``ts.final_obs`` the one reached). gymnasium's modes from that:
+
+- ``SAME_STEP``: as envhub; ``info["final_obs"]``/``info["final_info"]`` (masks ``_final_obs``,
+  ``_final_info``) hold what the ending step reached.
+- ``NEXT_STEP`` (gymnasium's default): the ending step returns the observation reached; the next
+  step ignores the action of those envs and returns a new episode's first observation, reward 0,
+  not terminated nor truncated (they are reset again then, so no step of theirs is lost).
+- ``DISABLED``: the ending step returns the observation reached; ``reset(options={"reset_mask": m})``
+  starts new episodes where ``m``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import jax
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from envhub.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.gymnasium_spaces import to_gymnasium_space
+from envhub.interop.compiled import Runner
+
+
+def _merge(where: np.ndarray, new: Any, old: Any) -> Any:
+    """Per env, ``new`` where ``where`` else ``old`` (NumPy pytrees leading with the batch)."""
+
+    def pick(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(where.reshape(where.shape + (1,) * (a.ndim - 1)), a, b)
+
+    return jax.tree.map(pick, new, old)
+
+
+def parse_autoreset_mode(mode: Any) -> AutoresetMode:
+    """``mode`` as an ``AutoresetMode`` (its value or name also accepted)."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    for m in AutoresetMode:
+        if isinstance(mode, str) and mode.lower() in (m.value.lower(), m.name.lower()):
+            return m
+    names = ", ".join(f"AutoresetMode.{m.name}" for m in AutoresetMode)
+    raise InvalidArgumentError(f"autoreset_mode={mode!r} is not a gymnasium autoreset mode; use one of {names}.")
+
+
+class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+    """A batched envhub env as a ``gymnasium.vector.VectorEnv``; outputs are writable NumPy arrays."""
+
+    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, autoreset_mode: Any = AutoresetMode.NEXT_STEP):
+        assert env.num_envs is not None
+        self.env, self._seed = env, seed
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
+        self._runner = Runner(env, seed)
+        self.num_envs = env.num_envs
+        self.single_observation_space = to_gymnasium_space(env.single_observation_space)
+        self.single_action_space = to_gymnasium_space(env.single_action_space)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = {
+            "autoreset_mode": self.autoreset_mode,
+            "render_modes": ["rgb_array"] if "rgb_array" in env.render_modes else [],
+        }
+        self.render_mode = None
+        self._pending = np.zeros(self.num_envs, bool)  # NEXT_STEP: envs whose episode ended last step
+        self._obs: Any = None  # DISABLED: the last observations, for a masked reset
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        mask = (options or {}).get("reset_mask")
+        if mask is not None:
+            if self.autoreset_mode != AutoresetMode.DISABLED:
+                raise InvalidArgumentError(
+                    f"reset(options={{'reset_mask': ...}}) needs autoreset_mode=AutoresetMode.DISABLED; "
+                    f"this export uses {self.autoreset_mode}."
+                )
+            mask = np.asarray(mask, bool)
+            if mask.shape != (self.num_envs,):
+                raise InvalidArgumentError(f"reset_mask of shape {mask.shape} must have shape ({self.num_envs},).")
+            ts = self._runner.reset_where(mask)
+            self._obs = _merge(mask, ts.obs, self._obs)
+            return self._obs, ts.info
+        ts = self._runner.reset(seed)
+        self._pending[:] = False
+        self._obs = ts.obs
+        return ts.obs, ts.info
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        ts = self._runner.step(actions)
+        reached = ts.obs if ts.final_obs is None else ts.final_obs
+        terminated, truncated, reward = ts.terminated, ts.truncated, ts.reward
+        done = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info = dict(ts.info)
+            if done.any():
+                final = np.empty(self.num_envs, dtype=object)
+                for i in np.flatnonzero(done):
+                    final[i] = jax.tree.map(lambda x, i=i: x[i], reached)
+                info.update(final_obs=final, _final_obs=done, final_info=dict(ts.info), _final_info=done)
+            return ts.obs, reward, terminated, truncated, info
+        obs, info = reached, dict(ts.info)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._pending.any():
+            pending = self._pending.copy()
+            restart = self._runner.reset_where(pending)  # their stepped transition is dropped
+            obs = _merge(pending, restart.obs, obs)
+            if set(restart.info) == set(info):
+                info = _merge(pending, restart.info, info)  # theirs: the new episode's first info
+            reward = np.where(pending, np.zeros_like(reward), reward)
+            terminated, truncated = terminated & ~pending, truncated & ~pending
+            done = terminated | truncated
+        self._pending = done
+        self._obs = obs
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        return self._runner.render() if "rgb_array" in self.metadata["render_modes"] else None
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.env.close()
+
+    def __reduce__(self) -> Any:
+        from envhub.interop import to_gymnasium_vector
+
+        return to_gymnasium_vector, (self.env, self._seed, self.autoreset_mode)
+
+
+__all__ = ["EnvhubVectorEnv", "parse_autoreset_mode"]
