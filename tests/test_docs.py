@@ -77,6 +77,10 @@ def test_api_reference_documents_every_public_name(site):
     missing = []
     for module in modules:
         html = (site / "reference" / module / "index.html").read_text()
+        missing_extra = hook.optional_dependency_missing(module)
+        if missing_extra is not None:  # e.g. envhub.interop.sb3 without stable-baselines3: a note, named
+            assert "Not rendered in this build" in html and "pip install" in html, module
+            continue
         mod = importlib.import_module(module)
         for name in getattr(mod, "__all__", []):
             package = hasattr(mod, "__path__")

@@ -30,6 +30,17 @@ def public_modules() -> list[str]:
     return names
 
 
+def optional_dependency_missing(module: str) -> str | None:
+    """Why ``module`` cannot be imported here (an extra it needs is not installed), or None."""
+    from envhub.errors import MissingDependencyError
+
+    try:
+        importlib.import_module(module)
+    except MissingDependencyError as exc:
+        return str(exc)
+    return None
+
+
 def page_path(module: str) -> str:
     return f"reference/{module}.md"
 
@@ -42,7 +53,8 @@ def _home(name: str, obj: Any, modules: list[str]) -> str | None:
     """The documented identifier of ``obj`` (exported as ``name``): where a non-package module renders it."""
     if inspect.ismodule(obj):
         return obj.__name__ if obj.__name__ in modules else None
-    candidates = [m for m in modules if not _is_package(importlib.import_module(m))]
+    importable = [m for m in modules if optional_dependency_missing(m) is None]
+    candidates = [m for m in importable if not _is_package(importlib.import_module(m))]
     defined_in = getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isfunction(obj) else None
     if defined_in in candidates and name in getattr(importlib.import_module(defined_in), "__all__", ()):
         return f"{defined_in}.{name}"
@@ -60,7 +72,10 @@ def _summary(obj: Any) -> str:
 
 
 def page_markdown(module: str, modules: list[str]) -> str:
-    """The Markdown of ``module``'s reference page."""
+    """The Markdown of ``module``'s reference page (a note instead, when an extra it needs is missing)."""
+    missing = optional_dependency_missing(module)
+    if missing is not None:
+        return f"# {module}\n\nNot rendered in this build: {missing}\n"
     mod = importlib.import_module(module)
     if not _is_package(mod):
         return f"::: {module}\n"
