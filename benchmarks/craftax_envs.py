@@ -20,6 +20,7 @@ from _timing import comparison_row, first_call_seconds, interleaved_medians, wri
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
+from envhub.tree import select
 
 
 def raw_craftax_rollout(name: str, num_envs: int, steps: int):
@@ -51,9 +52,6 @@ def cond_reset_craftax_rollout(name: str, num_envs: int, steps: int):
     params = env.default_params
     reset = jax.vmap(env.reset_env, in_axes=(0, None))
     step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
-
-    def select(done, new, old):
-        return jax.tree.map(lambda n, o: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), n, o), new, old)
 
     @jax.jit
     def run(key):
