@@ -9,6 +9,7 @@ narrower ones (bool, int8, ...) widened, and typed PRNG keys carried as their ke
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -85,15 +86,22 @@ class Packer:
     def unpack_host(self, buffer: np.ndarray) -> Any:
         """``pack``'s inverse on the host: writable NumPy arrays (views of one copy; keys as their key data)."""
         buffer = np.array(buffer, copy=True)
-        out = []
-        for leaf in self.leaves:
-            x = buffer[leaf.start : leaf.start + leaf.words]
-            if leaf.dtype.itemsize >= 4:
-                x = x.view(leaf.dtype)
-            else:
-                x = x.astype(leaf.dtype) if leaf.dtype == np.bool_ else x.astype(_unsigned(leaf.dtype)).view(leaf.dtype)
-            out.append(x.reshape(leaf.shape))
-        return self.treedef.unflatten(out)
+        return self.treedef.unflatten([read(buffer) for read in self._readers])
+
+    @functools.cached_property
+    def _readers(self) -> list[Any]:
+        """Per leaf, ``buffer -> leaf`` (the branches of ``unpack`` decided once: the exports call this per step)."""
+        return [_reader(leaf) for leaf in self.leaves]
+
+
+def _reader(leaf: _Leaf) -> Any:
+    start, stop, shape, dtype = leaf.start, leaf.start + leaf.words, leaf.shape, leaf.dtype
+    if dtype.itemsize >= 4:
+        return lambda b: np.ndarray(shape, dtype, b, 4 * start)
+    if dtype == np.bool_:
+        return lambda b: b[start:stop].astype(np.bool_).reshape(shape)
+    wide = _unsigned(dtype)
+    return lambda b: b[start:stop].astype(wide).view(dtype).reshape(shape)
 
 
 __all__ = ["Packer"]
