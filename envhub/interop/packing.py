@@ -84,24 +84,37 @@ class Packer:
         return self.treedef.unflatten(out)
 
     def unpack_host(self, buffer: np.ndarray) -> Any:
-        """``pack``'s inverse on the host: writable NumPy arrays (views of one copy; keys as their key data)."""
+        """``pack``'s inverse on the host: writable NumPy arrays (views of one copy; keys as their key data),
+        NumPy scalars for 0-d leaves."""
         buffer = np.array(buffer, copy=True)
-        return self.treedef.unflatten([read(buffer) for read in self._readers])
+        views = {dtype: buffer.view(dtype) for dtype in self._word_dtypes}
+        return self.treedef.unflatten([read(buffer, views) for read in self._readers])
+
+    @functools.cached_property
+    def _word_dtypes(self) -> set[np.dtype]:
+        return {leaf.dtype for leaf in self.leaves if leaf.dtype.itemsize == 4}
 
     @functools.cached_property
     def _readers(self) -> list[Any]:
-        """Per leaf, ``buffer -> leaf`` (the branches of ``unpack`` decided once: the exports call this per step)."""
+        """Per leaf, ``(buffer, views) -> leaf``: ``unpack``'s branches decided once (the exports call this per step)."""
         return [_reader(leaf) for leaf in self.leaves]
 
 
 def _reader(leaf: _Leaf) -> Any:
     start, stop, shape, dtype = leaf.start, leaf.start + leaf.words, leaf.shape, leaf.dtype
-    if dtype.itemsize >= 4:
-        return lambda b: np.ndarray(shape, dtype, b, 4 * start)
+    flat = len(shape) == 1
+    if dtype.itemsize == 4:  # one word per value: a slice of the buffer seen as this dtype
+        if not shape:
+            return lambda b, views: views[dtype][start]
+        return lambda b, views: views[dtype][start:stop] if flat else views[dtype][start:stop].reshape(shape)
     if dtype == np.bool_:
-        return lambda b: b[start:stop].astype(np.bool_).reshape(shape)
+        if not shape:
+            return lambda b, views: b[start] != 0
+        return lambda b, views: (b[start:stop] != 0).reshape(shape)
+    if dtype.itemsize == 8:  # two words per value, maybe not 8-byte aligned in the buffer: copied out
+        return lambda b, views: np.ndarray(shape, dtype, b[start:stop].copy())[()]
     wide = _unsigned(dtype)
-    return lambda b: b[start:stop].astype(wide).view(dtype).reshape(shape)
+    return lambda b, views: b[start:stop].astype(wide).view(dtype).reshape(shape)[()]  # [()]: a 0-d one as a scalar
 
 
 __all__ = ["Packer"]
