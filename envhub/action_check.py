@@ -12,6 +12,8 @@ the branch into a select that would run the callback for every action.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -96,6 +98,39 @@ def check_values(env_id: str, space: spaces.Space, action: Any) -> Any:
     return space.treedef.unflatten(out) if isinstance(space, spaces.Tree) else out[0]
 
 
+def host_value_checker(env_id: str, space: spaces.Space) -> Callable[[Any], None]:
+    """``check_values`` for actions still on the host, before a program traced under
+    ``envhub.env.values_checked_by_caller`` runs them; built once per space (the exports call it per
+    step, a few microseconds). An action ``check_action`` refuses while tracing (structure, dtype) is
+    left to it. The returned function raises ``ActionError`` with the same message as inside ``jit``.
+    """
+    tree = space.treedef if isinstance(space, spaces.Tree) else None
+    parts = [(i, _range(sub) if isinstance(sub, spaces.MultiDiscrete) else None) for _, sub, i in _parts(space)]
+
+    def check(action: Any) -> None:
+        try:
+            leaves = tree.flatten_up_to(action) if tree is not None else (action,)
+            if all(_valid_on_host(leaves[i], bounds) for i, bounds in parts):
+                return
+            problem = value_problem(space, leaves)
+        except (TypeError, ValueError):  # not arrays of numbers: check_action says so while tracing
+            return
+        if problem is not None:
+            raise ActionError(env_id, problem, space, fix=VALUES_FIX)
+
+    return check
+
+
+def _valid_on_host(x: Any, bounds: tuple[Any, Any] | None) -> bool:
+    if bounds is None:  # a float Box: finite values
+        return math.isfinite(x) if isinstance(x, float) else bool(np.isfinite(x).all())
+    lo, hi = bounds
+    if isinstance(lo, int) and np.ndim(x) == 0:  # one discrete action: Python's compare is the fastest
+        return bool(lo <= int(x) < hi)
+    x = np.asarray(x)
+    return not bool(((x < lo) | (x >= hi)).any())
+
+
 def value_problem(space: spaces.Space, leaves: Any) -> str | None:
     """The first invalid value of NumPy-convertible ``leaves`` (of ``space``), said in words, or None."""
     for path, sub, index in _parts(space):
@@ -158,4 +193,4 @@ def _(axis_size: int, in_batched: list[bool], pred: jax.Array) -> tuple[jax.Arra
     return _any_unbatched(jnp.any(pred)), False  # the outer call reduces any enclosing vmap the same way
 
 
-__all__ = ["check_action", "check_values", "value_problem"]
+__all__ = ["check_action", "host_value_checker", "check_values", "value_problem"]

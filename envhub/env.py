@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import contextvars
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import jax
@@ -20,6 +22,18 @@ if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pl
 
 #: The innermost env of the step being validated: wrappers' inner ``step`` calls skip the value check.
 _VALIDATING: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_validating", default=None)
+
+
+@contextlib.contextmanager
+def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
+    """Inside, ``env``'s steps skip the in-program value check: the caller has checked the values on
+    the host (``envhub.action_check.check_values`` on concrete arrays), e.g. an export stepping from Python."""
+    token = _VALIDATING.set(env.unwrapped)
+    try:
+        yield
+    finally:
+        _VALIDATING.reset(token)
+
 
 State = TypeVar("State")
 Obs = TypeVar("Obs")

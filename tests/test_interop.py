@@ -137,14 +137,18 @@ def test_packing_round_trips_every_dtype():
         "u32": jnp.array([2**32 - 1], jnp.uint32),
         "f": jnp.float32(np.nan),
         "key": jax.random.key(3),
+        "grid": jnp.arange(6, dtype=jnp.int32).reshape(2, 3),
+        "flag": jnp.bool_(True),
+        "i16": jnp.int16(-5),
     }
     packer = Packer(tree)
     buffer = jax.jit(packer.pack)(tree)
     assert buffer.dtype == jnp.uint32 and buffer.shape == (packer.size,)
     back = jax.jit(packer.unpack)(buffer)
     host = packer.unpack_host(np.asarray(buffer))
-    for name in ("b", "i8", "f16", "u32", "f"):
+    for name in ("b", "i8", "f16", "u32", "f", "grid", "flag", "i16"):
         np.testing.assert_array_equal(back[name], tree[name])
         np.testing.assert_array_equal(host[name], tree[name])
-        assert host[name].dtype == tree[name].dtype and host[name].flags.writeable
+        assert host[name].dtype == tree[name].dtype and host[name].shape == tree[name].shape
+        assert isinstance(host[name], np.generic) if host[name].ndim == 0 else host[name].flags.writeable
     np.testing.assert_array_equal(jax.random.key_data(back["key"]), jax.random.key_data(tree["key"]))

@@ -13,7 +13,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.env import Environment
+from envhub.action_check import host_value_checker
+from envhub.env import Environment, values_checked_by_caller
 from envhub.errors import InvalidArgumentError
 from envhub.interop.packing import Packer
 
@@ -50,7 +51,8 @@ class Runner:
         def step(carry: jax.Array, action: Any) -> Any:
             key, state = self._unpack(carry)
             key, sub = jax.random.split(key)
-            state, ts = env.step(sub, state, action)
+            with values_checked_by_caller(env):  # checked on the host by step(), with a plain ActionError
+                state, ts = env.step(sub, state, action)
             return self._finish("step", key, state, ts)
 
         def reset_where(carry: jax.Array, where: jax.Array) -> Any:
@@ -59,6 +61,7 @@ class Runner:
             state, ts = env.reset(sub, state, where=where)
             return self._finish("reset_where", key, state, ts)
 
+        self._check_values = host_value_checker(env.id, env.action_space)
         self._init = jax.jit(init)
         self._step = jax.jit(step)
         self._reset_where = jax.jit(reset_where)
@@ -95,6 +98,8 @@ class Runner:
     def step(self, action: Any) -> Any:
         """One step of every env (auto-resetting in the same step); the TimeStep on the host."""
         self._check_started()
+        if self.env.validate_actions:
+            self._check_values(action)
         self.carry, out = self._step(self.carry, action)
         return self._host("step", out)
 

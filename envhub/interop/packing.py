@@ -9,6 +9,7 @@ narrower ones (bool, int8, ...) widened, and typed PRNG keys carried as their ke
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -83,17 +84,37 @@ class Packer:
         return self.treedef.unflatten(out)
 
     def unpack_host(self, buffer: np.ndarray) -> Any:
-        """``pack``'s inverse on the host: writable NumPy arrays (views of one copy; keys as their key data)."""
+        """``pack``'s inverse on the host: writable NumPy arrays (views of one copy; keys as their key data),
+        NumPy scalars for 0-d leaves."""
         buffer = np.array(buffer, copy=True)
-        out = []
-        for leaf in self.leaves:
-            x = buffer[leaf.start : leaf.start + leaf.words]
-            if leaf.dtype.itemsize >= 4:
-                x = x.view(leaf.dtype)
-            else:
-                x = x.astype(leaf.dtype) if leaf.dtype == np.bool_ else x.astype(_unsigned(leaf.dtype)).view(leaf.dtype)
-            out.append(x.reshape(leaf.shape))
-        return self.treedef.unflatten(out)
+        views = {dtype: buffer.view(dtype) for dtype in self._word_dtypes}
+        return self.treedef.unflatten([read(buffer, views) for read in self._readers])
+
+    @functools.cached_property
+    def _word_dtypes(self) -> set[np.dtype]:
+        return {leaf.dtype for leaf in self.leaves if leaf.dtype.itemsize == 4}
+
+    @functools.cached_property
+    def _readers(self) -> list[Any]:
+        """Per leaf, ``(buffer, views) -> leaf``: ``unpack``'s branches decided once (the exports call this per step)."""
+        return [_reader(leaf) for leaf in self.leaves]
+
+
+def _reader(leaf: _Leaf) -> Any:
+    start, stop, shape, dtype = leaf.start, leaf.start + leaf.words, leaf.shape, leaf.dtype
+    flat = len(shape) == 1
+    if dtype.itemsize == 4:  # one word per value: a slice of the buffer seen as this dtype
+        if not shape:
+            return lambda b, views: views[dtype][start]
+        return lambda b, views: views[dtype][start:stop] if flat else views[dtype][start:stop].reshape(shape)
+    if dtype == np.bool_:
+        if not shape:
+            return lambda b, views: b[start] != 0
+        return lambda b, views: (b[start:stop] != 0).reshape(shape)
+    if dtype.itemsize == 8:  # two words per value, maybe not 8-byte aligned in the buffer: copied out
+        return lambda b, views: np.ndarray(shape, dtype, b[start:stop].copy())[()]
+    wide = _unsigned(dtype)
+    return lambda b, views: b[start:stop].astype(wide).view(dtype).reshape(shape)[()]  # [()]: a 0-d one as a scalar
 
 
 __all__ = ["Packer"]
