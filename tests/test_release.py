@@ -8,13 +8,13 @@ distributions come only from the built folder). ``-m "not release"`` skips it of
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from side_venv import UV
+from side_venv import run as _run
 
 import envhub
 
@@ -32,23 +32,12 @@ env.close()
 """
 
 
-def _run(args, cwd, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    run = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
-    if check and run.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(map(str, args))} exited {run.returncode}:\n{run.stdout[-2000:]}{run.stderr[-3000:]}"
-        )
-    return run
-
-
 def _install(tmp: Path, dist: Path, backend: str) -> Path:
     """A fresh venv holding envhub[backend] from ``dist`` only (exact versions: never PyPI's unrelated envhub)."""
     venv = tmp / f"venv-{backend or 'core'}"
-    uv = [sys.executable, "-m", "uv"]
-    _run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], tmp)
+    _run([*UV, "venv", "--quiet", "--python", sys.executable, str(venv)], tmp)
     _run(
-        [*uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "--find-links", str(dist),
+        [*UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "--find-links", str(dist),
          *([f"envhub[{backend}]=={VERSION}", f"envhub-{backend}=={VERSION}"] if backend else [f"envhub=={VERSION}"])],
         tmp,
     )  # fmt: skip
@@ -87,7 +76,7 @@ def test_built_distributions_install_and_run_outside_the_tree(tmp_path):
     assert f'pip install "envhub[envpool]>={VERSION},<0.' in run.stderr
     gymnax = venvs["gymnax"]
     _run(
-        [sys.executable, "-m", "uv", "pip", "install", "--quiet", "--no-deps", "--python", str(gymnax / "bin" / "python"),
+        [*UV, "pip", "install", "--quiet", "--no-deps", "--python", str(gymnax / "bin" / "python"),
          "--find-links", str(dist), f"envhub-brax=={VERSION}"],
         tmp_path,
     )  # fmt: skip

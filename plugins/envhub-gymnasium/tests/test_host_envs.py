@@ -50,6 +50,9 @@ class TestPongRam(testing.ConformanceTests):  # 128 bytes of RAM: the kit's many
 # --- rendering: rgb_array frames of the live host env --------------------------------------------
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("pygame") is None, reason='needs pygame: pip install "envhub-gymnasium[render]"'
+)
 def test_classic_control_renders_and_render_mode_none_is_explained():
     with envhub.make("gymnasium/CartPole-v1", num_envs=2) as env:
         state, _ = env.init(KEY)

@@ -26,6 +26,7 @@ _OPTIONAL = (
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
     "*": {"time_limit_kwarg": "max_episode_steps"},
     # Deterministic by design: the same trajectory whatever the key.
+    "CliffWalking-v0": {"keys_matter": False},  # gymnasium 1.1's id; 1.2 renamed it -v1
     "CliffWalking-v1": {"keys_matter": False},
     "tabular/CliffWalking-v0": {"keys_matter": False},
 }

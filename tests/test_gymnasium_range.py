@@ -1,0 +1,41 @@
+"""CI's gymnasium-range job: the gymnasium plugin's tests at both ends of the gymnasium range it declares.
+
+The main test venv has the gymnasium gymnax allows. Here a side venv holds the core, the plugin (with
+its ``render`` extra), pytest and no gymnax, with the lowest gymnasium the plugin's pyproject allows,
+then the newest uv resolves in that range, and runs ``plugins/envhub-gymnasium/tests`` in it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+from side_venv import ROOT, make_venv, pinned, pytest_in, run
+
+tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with tomllib (Python 3.11+)")
+
+PLUGIN = ROOT / "plugins" / "envhub-gymnasium"
+(DECLARED,) = [
+    Requirement(line).specifier
+    for line in tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]["dependencies"]
+    if Requirement(line).name == "gymnasium"
+]
+(LOWEST,) = [Version(spec.version) for spec in DECLARED if spec.operator == ">="]
+ENDS = {"lowest": f"gymnasium=={LOWEST}", "newest": f"gymnasium{DECLARED}"}  # uv resolves the highest
+
+
+@pytest.mark.side_venv
+@pytest.mark.parametrize("end", ENDS, ids=ENDS.values())
+def test_plugin_tests_pass_at_each_end_of_its_gymnasium_range(end, tmp_path):
+    python = make_venv(
+        tmp_path / "venv", "-e", ROOT, "-e", f"{PLUGIN}[render]", ENDS[end], "pytest", *pinned("jax", "jaxlib")
+    )
+    probe = "import importlib.util, gymnasium; print(gymnasium.__version__, importlib.util.find_spec('gymnax'))"
+    version, gymnax = run([python, "-c", probe], tmp_path).stdout.split()
+    assert Version(version) in DECLARED and gymnax == "None", (version, gymnax)
+    assert Version(version) == LOWEST if end == "lowest" else Version(version) > LOWEST, (end, version)
+
+    report = pytest_in(python, PLUGIN / "tests")
+    assert not report.failed and report.passed > 0, report
+    # a test module skipped whole would mean the plugin did not load in the side venv
+    assert not [reason for reason in report.skipped if " not run: " in reason], report
