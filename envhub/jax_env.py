@@ -94,6 +94,8 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         reset_spares: batched real resets only: ``True`` keeps one spare initial state per environment
             (``envhub.resets.reset_from_spares``; default), ``False`` resets the finished ones on
             the step they end (``envhub.resets.reset_done``).
+        reset_chunk: batched resets vmap at most this many environments at a time, the rest in sequence
+            (``envhub.resets.vmap_in_chunks``): for backends whose batched reset grows faster than the batch.
     """
 
     def __init__(
@@ -105,12 +107,13 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         max_episode_steps: int | None = None,
         reset_mode: str = "real",
         reset_spares: bool | None = None,
+        reset_chunk: int | None = None,
     ):
-        _check_arguments(num_envs, max_episode_steps, reset_mode)
+        _check_arguments(num_envs, max_episode_steps, reset_mode, reset_chunk)
         self._declare_spaces(observation_space, action_space)
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
-        self.reset_mode = reset_mode
+        self.reset_mode, self.reset_chunk = reset_mode, reset_chunk
         restarts_plainly = type(self)._restart_one is JaxEnvironment._restart_one
         self.reset_spares = (
             num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
@@ -139,7 +142,12 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {"time_limit": self.max_episode_steps, "reset_mode": self.reset_mode, "reset_spares": self.reset_spares}
+        return {
+            "time_limit": self.max_episode_steps,
+            "reset_mode": self.reset_mode,
+            "reset_spares": self.reset_spares,
+            "reset_chunk": self.reset_chunk,
+        }
 
     # --- the envhub API: called eagerly, one compiled program per method; traced, inlined -------
 
@@ -167,7 +175,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         return compiled[name](*args)
 
     def _init_traced(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
-        env, obs = self._map(self._fresh, key)
+        env, obs = self._map(self._fresh, key, chunk=self.reset_chunk)
         steps = jnp.zeros(self._batch, jnp.int32)
         first = (env, obs) if self.reset_mode == "cached" else None
         spares = resets.no_spares((env, obs)) if self.reset_spares else None
@@ -207,11 +215,11 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _batch(self) -> tuple[int, ...]:
         return () if self.num_envs is None else (self.num_envs,)
 
-    def _map(self, fn: Any, key: jax.Array, *args: Any) -> Any:
+    def _map(self, fn: Any, key: jax.Array, *args: Any, chunk: int | None = None) -> Any:
         """``fn(key, *args)`` for one environment, or vmapped over ``num_envs`` with ``split(key, num_envs)``."""
         if self.num_envs is None:
             return fn(key, *args)
-        return jax.vmap(fn)(jax.random.split(key, self.num_envs), *args)
+        return resets.vmap_in_chunks(fn, chunk)(jax.random.split(key, self.num_envs), *args)
 
     def _fresh(self, key: jax.Array) -> tuple[S, Obs]:
         return _strong(self._reset_one(key))
@@ -221,9 +229,10 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         if self.reset_mode == "cached":
             return select(done, state.first, reached), state.spares
         if self.reset_spares:
-            return resets.reset_from_spares(self._fresh, key, done, reached, state.spares)
+            return resets.reset_from_spares(self._fresh, key, done, reached, state.spares, self.reset_chunk)
         restart = lambda k, reached: _strong(self._restart_one(k, reached[0]))  # noqa: E731
-        return self._map(lambda k, d, r: resets.reset_if_done(restart, k, d, r), key, done, reached), None
+        reset = lambda k, d, r: resets.reset_if_done(restart, k, d, r, self.reset_chunk)  # noqa: E731
+        return self._map(reset, key, done, reached), None
 
     def _first_timestep(self, obs: Obs, key: jax.Array, env: S) -> TimeStep[Obs]:
         return TimeStep.first(obs, self._zero_info(key, env), self._batch)
@@ -263,7 +272,7 @@ def jax_kwargs(time_limit: int | None, native: str = "") -> dict[str, Kwarg]:
     }
 
 
-def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any) -> None:
+def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any, reset_chunk: Any) -> None:
     if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
         raise InvalidArgumentError(f"num_envs={num_envs!r}: use None (one environment) or an int >= 1.")
     if max_episode_steps is not None and (
@@ -272,6 +281,10 @@ def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any) -> 
         raise InvalidArgumentError(f"{TIME_LIMIT_KWARG}={max_episode_steps!r}: use None (no limit) or an int >= 1.")
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r}: use one of {RESET_MODES}.")
+    if reset_chunk is not None and (
+        isinstance(reset_chunk, bool) or not isinstance(reset_chunk, int) or reset_chunk < 1
+    ):
+        raise InvalidArgumentError(f"reset_chunk={reset_chunk!r}: use None (all at once) or an int >= 1.")
 
 
 def _strong(tree: Any) -> Any:

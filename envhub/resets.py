@@ -39,10 +39,30 @@ from envhub.tree import select
 S = TypeVar("S")
 
 
-def reset_if_done(restart: Callable[[jax.Array, S], S], key: jax.Array, done: jax.Array, state: S) -> S:
+def vmap_in_chunks(fn: Callable[..., Any], chunk: int | None) -> Callable[..., Any]:
+    """``jax.vmap(fn)``, or, for more than ``chunk`` members, ``chunk`` at a time in sequence (``lax.map``).
+
+    For resets whose batched cost grows faster than the batch: craftax's world generation on CPU takes
+    0.27 s vmapped over 64 envs and 112 s over 1024, 1.2 s as 64 chunks of 16.
+    """
+    if chunk is None:
+        return jax.vmap(fn)
+
+    def mapped(*args: Any) -> Any:
+        if jax.tree.leaves(args)[0].shape[0] <= chunk:
+            return jax.vmap(fn)(*args)
+        return jax.lax.map(lambda a: fn(*a), args, batch_size=chunk)
+
+    return mapped
+
+
+def reset_if_done(
+    restart: Callable[[jax.Array, S], S], key: jax.Array, done: jax.Array, state: S, chunk: int | None = None
+) -> S:
     """``restart(key, state)`` if ``done`` else ``state``; under ``jax.vmap``, one batched restart when any member is done.
 
     ``restart`` must be pure and vmappable; ``state`` is any pytree (e.g. an env state and its obs).
+    ``chunk``: the batched restart runs through ``vmap_in_chunks``.
     """
 
     @custom_vmap
@@ -56,7 +76,7 @@ def reset_if_done(restart: Callable[[jax.Array, S], S], key: jax.Array, done: ja
 
         key, done = widen(key, in_batched[0]), widen(done, in_batched[1])
         state = jax.tree.map(widen, state, in_batched[2])
-        fresh = lambda: select(done, jax.vmap(restart)(key, state), state)  # noqa: E731
+        fresh = lambda: select(done, vmap_in_chunks(restart, chunk)(key, state), state)  # noqa: E731
         out = jax.lax.cond(jnp.any(done), fresh, lambda: state)
         return out, jax.tree.map(lambda _: True, out)
 
@@ -91,7 +111,12 @@ def no_spares(states: S) -> Spares[S]:
 
 
 def reset_from_spares(
-    reset_fn: Callable[[jax.Array], S], key: jax.Array, done: jax.Array, states: S, spares: Spares[S]
+    reset_fn: Callable[[jax.Array], S],
+    key: jax.Array,
+    done: jax.Array,
+    states: S,
+    spares: Spares[S],
+    chunk: int | None = None,
 ) -> tuple[S, Spares[S]]:
     """Give each member where ``done`` an unused spare, refilling every spare first if too few are left.
 
@@ -101,6 +126,7 @@ def reset_from_spares(
         done: ``(num_envs,)`` bool, the members whose episode ended.
         states: A pytree whose leaves lead with ``num_envs``.
         spares: The spares (``no_spares(states)`` at first).
+        chunk: A refill runs through ``vmap_in_chunks``.
 
     Returns:
         ``states`` with every done member replaced by a spare, and the spares left.
@@ -112,7 +138,7 @@ def reset_from_spares(
     count = jnp.sum(done, dtype=jnp.int32)
 
     def refill() -> tuple[S, jax.Array, jax.Array, jax.Array]:
-        fresh = jax.vmap(reset_fn)(jax.random.split(key, n))
+        fresh = vmap_in_chunks(reset_fn, chunk)(jax.random.split(key, n))
         return fresh, jnp.full(n, era + 1, jnp.int32), era + 1, jnp.ones(n, bool)
 
     pool, made, era, free = jax.lax.cond(
@@ -130,9 +156,11 @@ def reset_from_spares(
     return new, Spares(pool, made, jnp.full(n, era, jnp.int32), jnp.full(n, used, jnp.int32))
 
 
-def reset_done(reset_fn: Callable[[jax.Array], S], keys: jax.Array, done: jax.Array, states: S) -> S:
+def reset_done(
+    reset_fn: Callable[[jax.Array], S], keys: jax.Array, done: jax.Array, states: S, chunk: int | None = None
+) -> S:
     """Replace ``states[i]`` by ``reset_fn(keys[i])`` where ``done[i]``; no reset when nothing is done."""
-    return jax.vmap(lambda k, d, s: reset_if_done(lambda k, _: reset_fn(k), k, d, s))(keys, done, states)
+    return jax.vmap(lambda k, d, s: reset_if_done(lambda k, _: reset_fn(k), k, d, s, chunk))(keys, done, states)
 
 
-__all__ = ["Spares", "no_spares", "reset_done", "reset_from_spares", "reset_if_done"]
+__all__ = ["Spares", "no_spares", "reset_done", "reset_from_spares", "reset_if_done", "vmap_in_chunks"]

@@ -138,6 +138,31 @@ def test_arguments_are_checked():
         Walk(reset_mode="soon")
     with pytest.raises(InvalidArgumentError, match=r"num_envs=0"):
         Walk(num_envs=0)
+    with pytest.raises(InvalidArgumentError, match=r"reset_chunk=0: use None \(all at once\) or an int >= 1"):
+        Walk(num_envs=4, reset_chunk=0)
+
+
+@pytest.mark.parametrize("spares", [True, False])
+def test_chunked_resets_give_the_same_episodes_as_vmapped_ones(spares):
+    # 10 envs in chunks of 4: two full chunks and a remainder of 2, for init and the auto-resets
+    runs = [
+        _run(Walk(goal=2, num_envs=10, reset_spares=spares, reset_chunk=c), jnp.ones((5, 10), jnp.int32))
+        for c in (None, 4)
+    ]
+    (first, (_, ts)), (chunked_first, (_, chunked)) = runs
+    np.testing.assert_array_equal(first.obs, chunked_first.obs)
+    assert np.asarray(ts.done).any()
+    for a, b in zip(jax.tree.leaves(ts), jax.tree.leaves(chunked)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_vmap_in_chunks_maps_in_sequence_past_the_chunk():
+    fn = lambda k, x: jax.random.uniform(k) + x  # noqa: E731
+    keys, xs = jax.random.split(jax.random.key(0), 7), jnp.arange(7.0)
+    chunked = jax.jit(resets.vmap_in_chunks(fn, 3))
+    np.testing.assert_allclose(chunked(keys, xs), jax.vmap(fn)(keys, xs))
+    assert "scan" in str(jax.make_jaxpr(resets.vmap_in_chunks(fn, 3))(keys, xs))
+    assert "scan" not in str(jax.make_jaxpr(resets.vmap_in_chunks(fn, 7))(keys, xs))  # fits: one vmap
 
 
 def test_take_time_limit_accepts_one_name():

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from craftax.craftax_env import make_craftax_env_from_name
+from envhub_craftax.environment import CPU_RESET_CHUNK
 
 import envhub
 from envhub import spaces, testing
@@ -136,3 +137,13 @@ def test_params_and_kwargs_reach_craftax():
         envhub.make(f"craftax/{CLASSIC}", max_episode_steps=5, max_timesteps=5)
     with pytest.raises(envhub.EnvKwargsError, match=r"unknown keyword argument gravity=1.0; .* day_length: int"):
         envhub.make(f"craftax/{CLASSIC}", gravity=1.0)
+
+
+def test_batched_resets_generate_worlds_in_chunks_on_cpu():
+    auto = envhub.make(f"craftax/{CLASSIC}", num_envs=4)
+    expected = CPU_RESET_CHUNK if jax.default_backend() == "cpu" else None
+    assert auto.unwrapped.reset_chunk == expected and auto.metadata["reset_chunk"] == expected
+    assert envhub.make(f"craftax/{CLASSIC}", num_envs=4, reset_chunk=None).unwrapped.reset_chunk is None
+    assert envhub.make(f"craftax/{CLASSIC}", num_envs=4, reset_chunk=2).unwrapped.reset_chunk == 2
+    with pytest.raises(envhub.EnvKwargsError, match=r"reset_chunk='big'.*int \| None \| 'auto'"):
+        envhub.make(f"craftax/{CLASSIC}", reset_chunk="big")

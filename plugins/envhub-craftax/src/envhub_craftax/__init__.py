@@ -6,7 +6,7 @@ craftax is imported lazily, inside the factories, so ``envhub list`` stays fast.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Literal
 
 import envhub
 
@@ -45,7 +45,8 @@ def envhub_register_envs(register: Any) -> None:
 def make_craftax_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
     """Build craftax ``name``: ``params`` replaces its ``EnvParams``; kwargs naming ``EnvParams`` fields
     update them (``max_episode_steps`` sets ``max_timesteps``, craftax's name, also accepted);
-    ``static_env_params`` goes to its constructor; ``num_envs``, ``reset_mode``, ``reset_spares`` to envhub."""
+    ``static_env_params`` goes to its constructor; ``num_envs``, ``reset_mode``, ``reset_spares``,
+    ``reset_chunk`` to envhub (see ``CraftaxEnvironment``)."""
     from envhub_craftax.environment import CraftaxEnvironment
 
     return CraftaxEnvironment(name, **kwargs)
@@ -65,4 +66,7 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
         "static_env_params": envhub.Kwarg(doc="craftax StaticEnvParams (world size and the like)"),
         **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "craftax EnvParams field") for k, v in fields.items()},
         **envhub.jax_env.jax_kwargs(None if limit is None else int(limit), native="max_timesteps"),
+        "reset_chunk": envhub.Kwarg(
+            int | None | Literal["auto"], "auto", "worlds generated together in batched resets ('auto': 16 on CPU)"
+        ),
     }

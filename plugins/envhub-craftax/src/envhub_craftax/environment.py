@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-from typing import Any
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +17,8 @@ from envhub.jax_env import JaxStep, take_time_limit
 
 # No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
 _NO_LIMIT = np.iinfo(np.int32).max
+# Worlds generated together on CPU: the fastest of 8/16/32/64 for 64 and 1024 envs (lax.map batches).
+CPU_RESET_CHUNK = 16
 
 
 class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
@@ -26,6 +28,10 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     craftax ends an episode (``done``) at its time limit ``params.max_timesteps`` too; the plugin asks
     ``is_terminal`` again without that limit, so a death or a beaten boss is ``terminated`` and the time
     limit alone is ``truncated``.
+
+    ``reset_chunk`` (default ``"auto"``: 16 on CPU, else all at once): batched resets generate at most
+    this many worlds at a time. On CPU craftax's vmapped world generation grows faster than the batch
+    (0.27 s for 64 envs, 112 s for 1024; 1.2 s for 1024 in chunks of 16).
     """
 
     def __init__(
@@ -36,6 +42,7 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         num_envs: int | None = None,
         reset_mode: str = "real",
         reset_spares: bool | None = None,
+        reset_chunk: int | None | Literal["auto"] = "auto",
         **kwargs: Any,
     ):
         limit = take_time_limit(kwargs, "max_timesteps", None)
@@ -60,6 +67,9 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             num_envs=num_envs,
             reset_mode=reset_mode,
             reset_spares=reset_spares,
+            reset_chunk=(CPU_RESET_CHUNK if jax.default_backend() == "cpu" else None)
+            if reset_chunk == "auto"
+            else reset_chunk,
         )
 
     @property
