@@ -26,8 +26,8 @@ _VALIDATING: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_val
 
 @contextlib.contextmanager
 def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
-    """Inside, ``env``'s steps skip the in-program value check: the caller has checked the values on
-    the host (``envhub.action_check.check_values`` on concrete arrays), e.g. an export stepping from Python."""
+    """Inside, ``env``'s steps skip the in-program value check: the caller checks the values on the
+    host (``envhub.action_check.host_value_checker``), e.g. an export stepping from Python."""
     token = _VALIDATING.set(env.unwrapped)
     try:
         yield
