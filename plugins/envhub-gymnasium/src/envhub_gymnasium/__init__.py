@@ -26,10 +26,11 @@ _OPTIONAL = (
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
     "*": {"time_limit_kwarg": "max_episode_steps"},
     # Deterministic by design: the same trajectory whatever the key.
-    "CliffWalking-v0": {"keys_matter": False},  # gymnasium 1.1's id; 1.2 renamed it -v1
     "CliffWalking-v1": {"keys_matter": False},
     "tabular/CliffWalking-v0": {"keys_matter": False},
 }
+# Ids gymnasium renamed within the supported range (1.1's -> 1.2's): the old name reads the new one's options.
+RENAMED = {"CliffWalking-v0": "CliffWalking-v1"}
 
 
 @envhub.hookimpl
@@ -51,7 +52,7 @@ def envhub_register_envs(register: Any) -> None:
             factory,
             batching="native",
             unavailable=reason,
-            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            check_options=envhub.check_options_for(CHECK_OPTIONS, RENAMED.get(name, name)),
             description="gymnasium (host, stepped through a host callback)",
             kwargs=functools.partial(accepted_kwargs, name),
         )
