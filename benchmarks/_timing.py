@@ -31,6 +31,30 @@ def first_call_seconds(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def compile_timed(run: Callable[[jax.Array], Any], key: jax.Array) -> tuple[Any, float]:
+    """``run`` compiled for ``key`` (lower + compile), and the seconds that took."""
+    start = time.perf_counter()
+    compiled = jax.jit(run).lower(key).compile()
+    return compiled, time.perf_counter() - start
+
+
+def time_rollouts(
+    runs: dict[str, Callable[[jax.Array], Any]], key: jax.Array, repeats: int
+) -> tuple[dict[str, float], dict[str, float], dict[str, int]]:
+    """Compile each rollout ``key -> (total reward, episode ends)``, then time them interleaved.
+
+    Returns: the median seconds per call, the compile seconds and the episode ends of each rollout.
+    """
+    compiled, compiles = {}, {}
+    for label, run in runs.items():
+        compiled[label], compiles[label] = compile_timed(run, key)
+    ends = {label: int(jax.block_until_ready(run(key))[1]) for label, run in compiled.items()}
+    medians = interleaved_medians(
+        {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()}, repeats
+    )
+    return medians, compiles, ends
+
+
 def comparison_row(
     backend: str,
     env: str,

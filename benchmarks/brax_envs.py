@@ -18,10 +18,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 
 import jax
-from _timing import comparison_row, interleaved_medians, write_json
+from _timing import comparison_row, time_rollouts, write_json
 
 import envhub
 
@@ -80,12 +79,6 @@ def envhub_rollout(
     return run
 
 
-def compile_timed(run, key):
-    start = time.perf_counter()
-    compiled = jax.jit(run).lower(key).compile()
-    return compiled, time.perf_counter() - start
-
-
 def bench(name: str, num_envs: int, episode_length: int, args: argparse.Namespace) -> dict:
     key = jax.random.key(0)
     real = envhub_rollout(
@@ -96,16 +89,7 @@ def bench(name: str, num_envs: int, episode_length: int, args: argparse.Namespac
         "envhub real": real,
         "envhub cached": envhub_rollout(name, num_envs, args.steps, episode_length, args.backend, "cached"),
     }
-    compiled, compile_s = {}, {}
-    for label, run in runs.items():
-        compiled[label], compile_s[label] = compile_timed(run, key)
-    ends = {}
-    for label, run in compiled.items():
-        _, n = jax.block_until_ready(run(key))
-        ends[label] = int(n)
-    medians = interleaved_medians(
-        {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()}, args.repeats
-    )
+    medians, compile_s, ends = time_rollouts(runs, key, args.repeats)
     env_steps = num_envs * args.steps
     raw = medians["brax (raw)"]
     print(

@@ -18,10 +18,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 
 import jax
-from _timing import comparison_row, interleaved_medians, write_json
+from _timing import comparison_row, time_rollouts, write_json
 
 import envhub
 
@@ -80,12 +79,6 @@ def envhub_rollout(name: str, num_envs: int, steps: int, episode_length: int, re
     return run
 
 
-def compile_timed(run, key):
-    start = time.perf_counter()
-    compiled = jax.jit(run).lower(key).compile()
-    return compiled, time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="CartpoleBalance")
@@ -117,13 +110,7 @@ def main() -> None:
             )
         if args.full_reset:
             runs["playground full_reset"] = raw_playground_rollout(args.env, num_envs, args.steps, length, True)
-        compiled, compiles = {}, {}
-        for label, run in runs.items():
-            compiled[label], compiles[label] = compile_timed(run, key)
-        ends = {label: int(jax.block_until_ready(run(key))[1]) for label, run in compiled.items()}
-        medians = interleaved_medians(
-            {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()}, args.repeats
-        )
+        medians, compiles, ends = time_rollouts(runs, key, args.repeats)
         raw = medians["playground (raw)"]
         print(f"  num_envs={num_envs}")
         for label, seconds in medians.items():

@@ -14,11 +14,10 @@ is lower + compile of the whole jitted rollout (init and scan).
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 import xminigrid
-from _timing import comparison_row, interleaved_medians, write_json
+from _timing import comparison_row, time_rollouts, write_json
 from xminigrid.wrappers import GymAutoResetWrapper
 
 import envhub
@@ -68,12 +67,6 @@ def envhub_rollout(name: str, num_envs: int, steps: int, max_steps: int):
     return run
 
 
-def compile_timed(run, key):
-    start = time.perf_counter()
-    compiled = jax.jit(run).lower(key).compile()
-    return compiled, time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="XLand-MiniGrid-R1-9x9")
@@ -95,14 +88,8 @@ def main() -> None:
             "xminigrid (raw)": raw_xminigrid_rollout(args.env, num_envs, args.steps, args.max_steps),
             "envhub": envhub_rollout(args.env, num_envs, args.steps, args.max_steps),
         }
-        compiled, compiles = {}, {}
-        for label, run in runs.items():
-            compiled[label], compiles[label] = compile_timed(run, key)
-        ends = {label: int(jax.block_until_ready(run(key))[1]) for label, run in compiled.items()}
+        medians, compiles, ends = time_rollouts(runs, key, args.repeats)
         assert len(set(ends.values())) == 1, f"not the same work: episode ends {ends}"
-        medians = interleaved_medians(
-            {n: (lambda r=r: jax.block_until_ready(r(key))) for n, r in compiled.items()}, args.repeats
-        )
         row = comparison_row(
             "xminigrid", args.env, num_envs, args.steps, medians, compiles, "envhub", "xminigrid (raw)"
         )
