@@ -24,6 +24,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from envhub import host_callback, spaces
+from envhub.action_check import host_value_checker
 from envhub.errors import ClosedEnvironmentError, EnvhubError, HostEnvError, HostVmapError, StaleStateError
 from envhub.types import HostState, HostStep, TimeStep, truncated_unless_terminated
 
@@ -75,6 +76,7 @@ class HostBridge:
         self.table = _Table()
         self.lock = threading.Lock()
         self._layout: tuple[Any, tuple[str, ...]] | None = None  # (obs treedef or None, sorted info keys)
+        self._value_checker: Callable[[Any], None] | None = None
         self.close = weakref.finalize(env, self.table.close_all)  # on close, GC and exit
         _BRIDGES[self.uid] = self
 
@@ -87,8 +89,9 @@ class HostBridge:
 
     # --- dispatch --------------------------------------------------------------------------------
 
-    def call(self, op: str, handle: Any, step: Any, payload: Any) -> Any:
-        """``(state, timestep)`` of ``op``: run now when every input is concrete, else through the callback."""
+    def call(self, op: str, handle: Any, step: Any, payload: Any, check_values: bool = False) -> Any:
+        """``(state, timestep)`` of ``op``: run now when every input is concrete, else through the callback
+        (which first checks a step's action values when ``check_values``: a refused step changes nothing)."""
         inputs = (handle, step, payload)
         env = self._env(op)
         if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(inputs)):
@@ -98,7 +101,8 @@ class HostBridge:
             leaves = jax.tree.leaves(struct)
             exact = [jnp.array(host_callback.exact(v, s), copy=True) for v, s in zip(values, leaves)]
             return jax.tree.unflatten(jax.tree.structure(struct), exact)  # copied: the host may reuse buffers
-        return self._traced(op, len(env._env_shape()), env.id)(np.int32(self.uid), handle, step, payload)
+        traced = self._traced(op, len(env._env_shape()), env.id, check_values and op == "step")
+        return traced(np.int32(self.uid), handle, step, payload)
 
     def _env(self, op: str) -> HostEnvironment:
         env = self.env_ref()
@@ -106,7 +110,14 @@ class HostBridge:
             raise ClosedEnvironmentError(self.env_id(), op)
         return env
 
-    def _traced(self, op: str, env_ndim: int, env_id: str) -> Callable[..., Any]:
+    def value_checker(self) -> Callable[[Any], None]:
+        """The host-side check of one call's action (``envhub.action_check.host_value_checker``), built once."""
+        if self._value_checker is None:
+            env = self._env("step")
+            self._value_checker = host_value_checker(env.id, env.action_space)
+        return self._value_checker
+
+    def _traced(self, op: str, env_ndim: int, env_id: str, check_values: bool) -> Callable[..., Any]:
         """A ``custom_vmap`` function calling the host; it holds the bridge weakly."""
         bridge_ref = weakref.ref(self)
 
@@ -120,7 +131,7 @@ class HostBridge:
                 raise ClosedEnvironmentError(env_id, op)
             struct = result_struct(bridge._env(op), batch)
             args = [jnp.asarray(uid, jnp.int32), *([] if handle is None else [handle, step]), *jax.tree.leaves(payload)]
-            callback = _Callback(op, env_id, jax.tree.structure(payload), len(batch))
+            callback = _Callback(op, env_id, jax.tree.structure(payload), len(batch), check_values)
             flat = host_callback.call_host(callback, jax.tree.leaves(struct), *args)
             return jax.tree.unflatten(jax.tree.structure(struct), flat)
 
@@ -260,6 +271,7 @@ class _Callback:
     env_id: str  # for messages only
     payload_tree: Any
     batch_ndim: int  # leading vmap axes
+    check_values: bool = False  # check a step's action values before stepping any host env
 
     def __call__(self, *arrays: np.ndarray) -> list[Any]:
         bridge = _BRIDGES.get(int(arrays[0]))
@@ -267,9 +279,13 @@ class _Callback:
             raise ClosedEnvironmentError(self.env_id, self.op, traced=True)
         handle, step, rest = (None, None, arrays[1:]) if self.op == "init" else (arrays[1], arrays[2], arrays[3:])
         payload = rest[0] if self.payload_tree.num_nodes == 1 else jax.tree.unflatten(self.payload_tree, rest)
+        lead = (rest[0] if self.op == "init" else arrays[1]).shape[: self.batch_ndim]
+        if self.check_values:  # every row before any steps, so a refusal leaves every state usable
+            check = bridge.value_checker()
+            for index in np.ndindex(*lead):
+                check(jax.tree.map(functools.partial(_at, index), payload))
         if not self.batch_ndim:
             return bridge.run(self.op, handle, step, payload)
-        lead = (rest[0] if self.op == "init" else arrays[1]).shape[: self.batch_ndim]
         struct = jax.tree.leaves(result_struct(bridge._env(self.op), ()))
         rows = []
         for index in np.ndindex(*lead):

@@ -1,17 +1,23 @@
-"""The action check every backend shares: structure, shape and dtype at trace time; values at run time.
+"""The action check every backend shares: structure, shape and dtype at trace time; values where they are free.
 
 ``check_action`` runs while tracing and costs nothing at run time. ``check_values`` is the rule for
 values, the same on every backend: an out-of-range ``Discrete``/``MultiDiscrete`` value or a
 non-finite value in a float ``Box`` is an ``ActionError`` (out-of-bounds finite ``Box`` values are
-left to the backend, which clips them). On concrete arrays it raises at once. On traced ones it
-reduces the whole action (every leaf, the whole batch) to one bool and branches with ``lax.cond`` to
-a host callback that raises only when that bool is true, so a valid action costs one reduction and
-one branch. The bool is reduced over ``jax.vmap`` axes too (``_any_unbatched``), so vmap never turns
-the branch into a select that would run the callback for every action.
+left to the backend, which clips them). On concrete arrays it raises at once. On traced ones it adds
+a ``checkify.debug_check`` per checked leaf: nothing at all in the compiled program (XLA drops it),
+so the program stays pure XLA (cacheable, exportable), and reported when the caller wraps the
+function in ``checkify.checkify`` (``envhub.checked`` does, and raises the ``ActionError``).
+
+``hard_stop=True`` (``validate_actions="strict"``) instead reduces the whole action to one bool and
+branches with ``lax.cond`` to a host callback that raises only when that bool is true. The bool is
+reduced over ``jax.vmap`` axes too (``_any_unbatched``), so vmap never turns the branch into a select
+that would run the callback for every action. The callback makes the program uncacheable and
+unexportable: it is the opt-in, not the default (docs/errors.md, "Action values").
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +25,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 
 from envhub import spaces
 from envhub.errors import ActionError
@@ -55,12 +62,12 @@ def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
     return array if array.dtype == space.dtype else array.astype(space.dtype)
 
 
-def check_values(env_id: str, space: spaces.Space, action: Any) -> Any:
+def check_values(env_id: str, space: spaces.Space, action: Any, *, hard_stop: bool = False) -> Any:
     """Return ``action`` (already through ``check_action``) once its values are valid; see the module docstring.
 
     Raises:
-        ActionError: eagerly, for concrete arrays; under ``jit``, from the host callback, which JAX
-            re-raises wrapped (its message still names ``ActionError`` and the fix).
+        ActionError: eagerly, for concrete arrays. Traced, nothing is raised unless ``hard_stop``
+            (then from a host callback, which JAX re-raises wrapped) or the caller checkifies.
     """
     parts = _parts(space)
     if not parts:
@@ -71,6 +78,75 @@ def check_values(env_id: str, space: spaces.Space, action: Any) -> Any:
         if problem is not None:
             raise ActionError(env_id, problem, space, fix=VALUES_FIX)
         return action
+    if not hard_stop:
+        for path, sub, index in parts:
+            _debug_check(env_id, space, path, sub, leaves[index])
+        return action
+    out = list(_stop_on_host(env_id, space, parts)(*leaves))
+    return space.treedef.unflatten(out) if isinstance(space, spaces.Tree) else out[0]
+
+
+def _debug_check(env_id: str, space: spaces.Space, path: str, sub: spaces.Space, x: Any) -> None:
+    """A ``checkify.debug_check`` of one leaf, worded as ``value_problem`` words it eagerly."""
+    bad = _invalid(sub, x, jnp)
+    flat = jnp.ravel(bad)
+    if not flat.size:
+        return
+    first = jnp.argmax(flat)
+    args: dict[str, Any] = {"value": jnp.ravel(x)[first], "count": jnp.sum(flat)}
+    at = f" in {_braces(path)}" if path else ""
+    if jnp.ndim(x):
+        index = jnp.unravel_index(first, jnp.shape(x))
+        args.update({f"i{d}": i for d, i in enumerate(index)})
+        at += " at index (" + ", ".join(f"{{i{d}}}" for d in range(len(index))) + ("," if len(index) == 1 else "") + ")"
+    if isinstance(sub, spaces.MultiDiscrete):
+        lo, hi = _range(sub)
+        if np.ndim(lo):
+            args["lo"], args["hi"] = (jnp.ravel(jnp.broadcast_to(b, jnp.shape(x)))[first] for b in (lo, hi))
+            rule = "is outside [{lo}, {hi})"
+        else:
+            rule = f"is outside [{lo}, {hi})"
+    else:
+        rule = "is not finite"
+    count = f"{{count}} of {flat.size} values" if flat.size > 1 else "1 value"
+    head, tail = str(ActionError(env_id, "\0", space, fix=VALUES_FIX)).split("\0")  # the error's own wording
+    message = f"{_braces(head)}{{value}}{at} {rule} ({count} invalid){_braces(tail)}"
+    checkify.debug_check(~jnp.any(bad), message, **args)
+
+
+def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.jit(fn)`` with the in-jit action checks on: an invalid action value raises ``ActionError``.
+
+    ``fn`` runs as ``jax.jit(checkify.checkify(fn, errors=checkify.user_checks))``; after each call
+    the first failed check is raised: an ``ActionError`` (same message as eagerly) for an action
+    value, checkify's own error for any other user check. The program stays pure XLA; the cost is
+    the reductions and the error outputs (``benchmarks/action_validation.py``).
+    """
+    run = jax.jit(checkify.checkify(fn, errors=checkify.user_checks))
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        error, out = run(*args, **kwargs)
+        message = error.get()
+        if message is not None:
+            if message.startswith(ActionError.PREFIX):
+                raise ActionError.from_message(message.removesuffix(_CHECKIFY_SUFFIX))
+            error.throw()
+        return out
+
+    return call
+
+
+#: What checkify appends to a failed ``debug_check``'s message.
+_CHECKIFY_SUFFIX = " (`check` failed)"
+
+
+def _braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _stop_on_host(env_id: str, space: spaces.Space, parts: list[tuple[str, spaces.Space, int]]) -> Callable[..., Any]:
+    """The hard stop: one ``lax.cond`` to a host callback that raises ``ActionError`` (module docstring)."""
 
     def raise_on_host(*host_leaves: Any) -> tuple[Any, ...]:
         problem = value_problem(space, host_leaves)
@@ -94,8 +170,7 @@ def check_values(env_id: str, space: spaces.Space, action: Any) -> Any:
     def _(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
         return checked(*primals), tangents  # the check does not change the values: the identity's tangents
 
-    out = list(checked(*leaves))
-    return space.treedef.unflatten(out) if isinstance(space, spaces.Tree) else out[0]
+    return checked
 
 
 def host_value_checker(env_id: str, space: spaces.Space) -> Callable[[Any], None]:
@@ -193,4 +268,4 @@ def _(axis_size: int, in_batched: list[bool], pred: jax.Array) -> tuple[jax.Arra
     return _any_unbatched(jnp.any(pred)), False  # the outer call reduces any enclosing vmap the same way
 
 
-__all__ = ["check_action", "host_value_checker", "check_values", "value_problem"]
+__all__ = ["check_action", "checked", "host_value_checker", "check_values", "value_problem"]

@@ -21,14 +21,15 @@ def default_registry() -> Registry:
 
 
 def make(
-    env_id: str, *, num_envs: int | None = None, mesh: Any = None, validate_actions: bool = True, **kwargs: Any
+    env_id: str, *, num_envs: int | None = None, mesh: Any = None, validate_actions: bool | str = True, **kwargs: Any
 ) -> Environment[Any, Any, Any]:
     """Build the environment ``env_id`` (``"prefix/Name"``); ``kwargs`` go to the backend.
 
     ``num_envs=N`` returns a batched environment whose every leaf has a leading axis of ``N``;
     ``mesh`` (a one-axis ``jax.sharding.Mesh``) shards that batch over the mesh's devices.
-    ``validate_actions=False`` skips the check of action values in ``step`` (out-of-range discrete
-    values, non-finite floats raise ``ActionError`` by default; ``env.validate_actions`` shows it).
+    Action values (out-of-range discrete values, non-finite floats) raise ``ActionError`` eagerly and
+    under ``envhub.checked``; ``validate_actions="strict"`` also stops plain ``jit`` (a host callback:
+    no compile cache, no export), ``False`` skips the check (docs/errors.md, "Action values").
     """
     made_with = dict(kwargs, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions)
     env = default_registry().make(env_id, num_envs=num_envs, mesh=mesh, validate_actions=validate_actions, **kwargs)

@@ -20,19 +20,31 @@ from envhub.types import TimeStep
 if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
     from typing_extensions import Self
 
+#: ``validate_actions="strict"``: also a hard stop inside ``jit`` (a host callback; docs/errors.md).
+STRICT = "strict"
 #: The innermost env of the step being validated: wrappers' inner ``step`` calls skip the value check.
 _VALIDATING: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_validating", default=None)
+#: The innermost env whose caller checks action values on the host (``values_checked_by_caller``).
+_CALLER_CHECKS: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_caller_checks", default=None)
 
 
 @contextlib.contextmanager
 def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
-    """Inside, ``env``'s steps skip the in-program value check: the caller checks the values on the
-    host (``envhub.action_check.host_value_checker``), e.g. an export stepping from Python."""
-    token = _VALIDATING.set(env.unwrapped)
+    """Inside, ``env``'s steps skip every value check: the caller checks the values on the host
+    (``envhub.action_check.host_value_checker``), e.g. an export stepping from Python."""
+    tokens = _VALIDATING.set(env.unwrapped), _CALLER_CHECKS.set(env.unwrapped)
     try:
         yield
     finally:
-        _VALIDATING.reset(token)
+        _VALIDATING.reset(tokens[0])
+        _CALLER_CHECKS.reset(tokens[1])
+
+
+def checks_values_on_host(env: Environment[Any, Any, Any]) -> bool:
+    """Whether a host environment's traced ``step`` checks action values inside its own host callback
+    (where the check is free): yes unless ``validate_actions=False`` or the caller checks them."""
+    root = env.unwrapped
+    return bool(root.validate_actions) and _CALLER_CHECKS.get() is not root
 
 
 State = TypeVar("State")
@@ -136,14 +148,16 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 
         The action's structure, shape and dtype are checked at trace time; its values (out-of-range
         discrete values, non-finite floats) once per call, by the outermost wrapper, unless
-        ``validate_actions`` is off (see ``envhub.action_check``).
+        ``validate_actions`` is off: eagerly at once, inside ``jit`` as a ``checkify`` check (a hard
+        stop with ``validate_actions="strict"``); see ``envhub.action_check`` and docs/errors.md.
         """
         self._check_open("step")
         action = check_action(self.id, self.action_space, action)
         root = self.unwrapped
-        if _VALIDATING.get() is root or not self.validate_actions:
+        mode = self.validate_actions
+        if _VALIDATING.get() is root or not mode:
             return self._step(key, state, action)
-        action = check_values(self.id, self.action_space, action)
+        action = check_values(self.id, self.action_space, action, hard_stop=mode == STRICT)
         token = _VALIDATING.set(root)
         try:
             return self._step(key, state, action)
@@ -174,18 +188,17 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         return self.observation_space
 
     @property
-    def validate_actions(self) -> bool:
-        """Whether ``step`` checks action values (``make(..., validate_actions=False)`` turns it off).
+    def validate_actions(self) -> bool | str:
+        """How ``step`` checks action values: ``True`` (eagerly, and for ``checkify`` in jit), ``"strict"``
+        (also a hard stop in jit, through a host callback) or ``False`` (not at all).
 
-        One setting per wrapper chain: it lives on the innermost environment.
+        One setting per wrapper chain: it lives on the innermost environment. Set it before tracing.
         """
-        return bool(self.unwrapped.__dict__.get("_validate_actions", True))
+        return self.unwrapped.__dict__.get("_validate_actions", True)
 
     @validate_actions.setter
-    def validate_actions(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise InvalidArgumentError(f"validate_actions={value!r} must be True or False.")
-        self.unwrapped.__dict__["_validate_actions"] = value
+    def validate_actions(self, value: bool | str) -> None:
+        self.unwrapped.__dict__["_validate_actions"] = validate_actions_value(value)
 
     @property
     def closed(self) -> bool:
@@ -245,6 +258,20 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 EnvT = TypeVar("EnvT", bound=Environment[Any, Any, Any])
 
 
+def validate_actions_value(value: Any) -> bool | str:
+    """``value`` if it is a ``validate_actions`` setting (``True``, ``False`` or ``"strict"``).
+
+    Raises:
+        InvalidArgumentError: any other value.
+    """
+    if isinstance(value, bool) or value == STRICT:
+        return value
+    raise InvalidArgumentError(
+        f"validate_actions={value!r} must be True (check eagerly and for checkify), "
+        f"{STRICT!r} (also stop inside jit, through a host callback) or False."
+    )
+
+
 class SpacesOfOne:
     """The spaces of one environment, given once (``_declare_spaces``), and of the batch (``num_envs``).
 
@@ -289,4 +316,4 @@ class SpacesOfOne:
         return space
 
 
-__all__ = ["Environment", "EnvT", "SpacesOfOne"]
+__all__ = ["STRICT", "Environment", "EnvT", "SpacesOfOne", "checks_values_on_host", "validate_actions_value"]

@@ -204,10 +204,22 @@ MakeArgumentError = EnvKwargsError
 class ActionError(EnvhubError, TypeError):
     """An action does not fit the action space: its structure, shape or dtype (at trace time) or a value."""
 
+    #: How every message starts.
+    PREFIX = "Invalid action for "
+
     def __init__(self, env_id: str, problem: str, space: object, fix: str = "") -> None:
         fix = fix or "pass an action of that shape and dtype (e.g. env.action_space.sample(key))"
-        super().__init__(f"Invalid action for {env_id!r}: {problem}; the action space is {space!r}: {fix}.")
+        super().__init__(f"{self.PREFIX}{env_id!r}: {problem}; the action space is {space!r}: {fix}.")
         self.env_id = env_id
+
+    @classmethod
+    def from_message(cls, message: str) -> ActionError:
+        """The error whose message (from a checkify report of the in-jit check) is ``message``."""
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        env_id = message.removeprefix(cls.PREFIX).split(": ", 1)[0]
+        error.env_id = env_id[1:-1] if env_id[:1] in "'\"" else env_id
+        return error
 
 
 class RenderError(EnvhubError, RuntimeError):

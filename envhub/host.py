@@ -22,7 +22,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub._host_bridge import HostBridge
-from envhub.env import Environment, SpacesOfOne
+from envhub.env import Environment, SpacesOfOne, checks_values_on_host
 from envhub.errors import EnvhubError, RenderError
 from envhub.types import HostState, HostStep, TimeStep
 
@@ -134,7 +134,8 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
 
     def _step(self, key: jax.Array, state: HostState, action: Any) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
-        return self._bridge.call("step", state.handle, state.version, action)
+        # traced: the host callback checks the values (free there); eager: step() already did
+        return self._bridge.call("step", state.handle, state.version, action, check_values=checks_values_on_host(self))
 
     def _reset_where(self, key: jax.Array, state: HostState, where: jax.Array) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)

@@ -59,7 +59,7 @@ class Kwarg:
 MAKE_KWARGS: dict[str, Kwarg] = {
     "num_envs": Kwarg(int | None, None, "batch size; None for one environment"),
     "mesh": Kwarg(Any, None, "a one-axis jax.sharding.Mesh sharding the batch"),
-    "validate_actions": Kwarg(bool, True, "check action values in step"),
+    "validate_actions": Kwarg(bool | Literal["strict"], True, "check action values in step (\"strict\": also stop in jit)"),
 }
 #: Names envhub itself sets, refused wherever an environment's declaration does not accept them.
 ENVHUB_OWNED: dict[str, Kwarg] = {

@@ -18,7 +18,7 @@ from typing import Any
 import pluggy
 
 from envhub import hookspecs
-from envhub.env import Environment
+from envhub.env import Environment, validate_actions_value
 from envhub.errors import (
     BackendNotInstalledError,
     DuplicatePrefixError,
@@ -204,19 +204,18 @@ class Registry:
         *,
         num_envs: int | None = None,
         mesh: Any = None,
-        validate_actions: bool = True,
+        validate_actions: bool | str = True,
         **kwargs: Any,
     ) -> Environment[Any, Any, Any]:
         """Build ``env_id``; ``num_envs=N`` batches it, ``mesh`` (one axis) shards that batch; ``kwargs`` go to the backend.
 
-        ``validate_actions=False`` turns off the check of action values (see ``Environment.step``).
+        ``validate_actions``: ``True``, ``"strict"`` or ``False`` (see ``Environment.step``, docs/errors.md).
         """
         from envhub.wrappers import VmapEnvironment
 
         if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
             raise InvalidArgumentError(f"num_envs={num_envs!r} must be a positive int (or None for one environment).")
-        if not isinstance(validate_actions, bool):
-            raise InvalidArgumentError(f"validate_actions={validate_actions!r} must be True or False.")
+        validate_actions_value(validate_actions)
         spec = self.spec(env_id)
         if spec.factory is None:
             raise EnvUnavailableError(spec.id, spec.unavailable or "no factory")
