@@ -122,6 +122,8 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     value, checkify's own error for any other user check. The program stays pure XLA; the cost is
     the reductions and the error outputs (``benchmarks/action_validation.py``).
     """
+    if not callable(fn):
+        raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
     run = jax.jit(checkify.checkify(fn, errors=checkify.user_checks))
 
     @functools.wraps(fn)

@@ -1,9 +1,12 @@
-"""Action values are validated by default, once per step, the same on every backend, eagerly and under jit."""
+"""Action values are validated by default, once per step, the same on every backend: eagerly at once,
+inside jit as a checkify check (``envhub.checked``) that leaves the program pure XLA, and with a host
+callback hard stop only for ``validate_actions="strict"``."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import checkify
 
 import envhub
 from envhub import action_check, spaces
@@ -16,8 +19,16 @@ KEY = jax.random.key(0)
 JIT_ERRORS = (jax.errors.JaxRuntimeError, ValueError, RuntimeError)
 
 
+def _jaxpr(env, state, action):
+    return str(jax.make_jaxpr(env.step)(KEY, state, action))
+
+
 def _callbacks(env, state, action):
-    return str(jax.make_jaxpr(env.step)(KEY, state, action)).count("pure_callback[")
+    return _jaxpr(env, state, action).count("pure_callback[")
+
+
+def _checks(env, state, action):
+    return _jaxpr(env, state, action).count("check[debug=True]")
 
 
 @pytest.fixture
@@ -42,10 +53,50 @@ def test_out_of_range_discrete_eagerly_names_env_value_and_space(registry):
     env.step(KEY, state, jnp.array([1, 1, 0, 0]))  # valid values step
 
 
-def test_out_of_range_discrete_under_jit_and_scan(registry, host_checks):
+def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry):
     env = registry.make("toy/Corridor-v0", num_envs=4)
     state, _ = env.init(KEY)
+    bad, good = jnp.array([1, 0, 0, -1]), jnp.array([1, 0, 0, 1])
+    lowered = jax.jit(env.step).lower(KEY, state, bad).as_text()
+    assert "callback" not in lowered  # cacheable and exportable
+    jax.block_until_ready(jax.jit(env.step)(KEY, state, bad))  # plain jit does not stop: no host round trip
+    message = r"Invalid action for 'toy/Corridor-v0': -1 at index \(3,\) is outside \[0, 2\) \(1 of 4 values invalid\)"
+    with pytest.raises(ActionError, match=message + r"; the action space is Discrete\(2, shape=\(4,\).*validate_actions"):
+        envhub.checked(env.step)(KEY, state, bad)
+    error, _ = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))(KEY, state, bad)
+    assert error.get() is not None and error.get().startswith(message.replace("\\", "")[:30])
+    with pytest.raises(JIT_ERRORS, match=message):  # checkify's own throw keeps the words
+        error.throw()
+    same = jax.tree.map(np.array_equal, envhub.checked(env.step)(KEY, state, good), jax.jit(env.step)(KEY, state, good))
+    assert all(jax.tree.leaves(same))
+
+
+def test_checked_rollout_under_scan(registry, host_checks):
+    env = registry.make("toy/Corridor-v0", num_envs=4)
+    state, _ = env.init(KEY)
+
+    def rollout(actions):
+        def body(state, action):
+            state, ts = env.step(KEY, state, action)
+            return state, ts.reward
+
+        return jax.lax.scan(body, state, actions)[1]
+
+    good = jnp.ones((5, 4), jnp.int32)
+    checked = envhub.checked(rollout)
+    assert checked(good).shape == (5, 4) and host_checks == []  # nothing reaches the host
+    with pytest.raises(ActionError, match=r"'toy/Corridor-v0': 2 at index \(2,\) is outside \[0, 2\)"):
+        checked(good.at[3, 2].set(2))
+    with pytest.raises(TypeError, match="envhub.checked needs a callable"):
+        envhub.checked(None)
+
+
+def test_strict_stops_inside_jit_and_scan(registry, host_checks):
+    env = registry.make("toy/Corridor-v0", num_envs=4, validate_actions="strict")
+    assert env.validate_actions == "strict"
+    state, _ = env.init(KEY)
     step = jax.jit(env.step)
+    assert "callback" in step.lower(KEY, state, jnp.zeros(4, jnp.int32)).as_text()
     with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'toy/Corridor-v0': -1 at index \(3,\)"):
         step(KEY, state, jnp.array([1, 0, 0, -1]))
     assert step(KEY, state, jnp.array([1, 0, 0, 1]))[1].reward.shape == (4,)
@@ -66,7 +117,7 @@ def test_out_of_range_discrete_under_jit_and_scan(registry, host_checks):
 
 
 def test_user_vmap_over_an_unbatched_env(registry, host_checks):
-    env = registry.make("toy/Corridor-v0")
+    env = registry.make("toy/Corridor-v0", validate_actions="strict")
     keys = jax.random.split(KEY, 3)
     states, _ = jax.vmap(env.init)(keys)
     step = jax.jit(jax.vmap(env.step))
@@ -82,6 +133,9 @@ def test_user_vmap_over_an_unbatched_env(registry, host_checks):
     assert nested(*grid, jnp.ones((2, 3), jnp.int32))[1].reward.shape == (2, 3) and host_checks == []
     with pytest.raises(JIT_ERRORS, match=r"ActionError: .*: 9 at index \(1, 0\)"):
         nested(*grid, jnp.ones((2, 3), jnp.int32).at[1, 0].set(9))
+    env.validate_actions = True  # the default: checkify sees each vmapped action
+    with pytest.raises(ActionError, match=r"'toy/Corridor-v0': 5 is outside \[0, 2\) \(1 value invalid\)"):
+        envhub.checked(jax.vmap(env.step))(keys, states, jnp.array([0, 1, 5]))
 
 
 def test_tree_and_multidiscrete_values():
@@ -99,16 +153,35 @@ def test_tree_and_multidiscrete_values():
         check_values("x/Y", space, {**ok, "move": jnp.array([0, 4], jnp.int32)})
     bad = {**ok, "force": jnp.array([jnp.inf, 0.0])}
     with pytest.raises(JIT_ERRORS, match=r"ActionError: Invalid action for 'x/Y': inf in \['force'\] at index \(0,\)"):
-        jax.jit(lambda a: check_values("x/Y", space, a))(bad)
+        jax.jit(lambda a: check_values("x/Y", space, a, hard_stop=True))(bad)
+    for leaf, value in (("force", jnp.array([jnp.inf, 0.0])), ("move", jnp.array([3, 0], jnp.int32))):
+        with pytest.raises(ActionError) as traced:
+            envhub.checked(lambda a: check_values("x/Y", space, a))({**ok, leaf: value})
+        with pytest.raises(ActionError) as eager:
+            check_values("x/Y", space, {**ok, leaf: value})
+        assert str(traced.value) == str(eager.value) and traced.value.env_id == "x/Y"  # the same words
+
+
+def test_per_element_multidiscrete_bounds_in_the_traced_message():
+    space = spaces.MultiDiscrete([[2, 5], [3, 4]])
+    bad = jnp.array([[1, 4], [2, 4]], jnp.int32)
+    with pytest.raises(ActionError) as traced:
+        envhub.checked(lambda a: check_values("x/Y", space, a))(bad)
+    with pytest.raises(ActionError) as eager:
+        check_values("x/Y", space, bad)
+    assert "4 at index (1, 1) is outside [0, 4)" in str(eager.value) and str(traced.value) == str(eager.value)
 
 
 def test_once_per_step_whatever_the_wrappers(registry):
     env = registry.make("toy/Corridor-v0", num_envs=4)
     state, _ = env.init(KEY)
-    assert _callbacks(env, state, jnp.zeros(4, jnp.int32)) == 1  # VmapEnvironment's step, not once per env
+    assert _checks(env, state, jnp.zeros(4, jnp.int32)) == 1  # VmapEnvironment's step, not once per env
+    assert _callbacks(env, state, jnp.zeros(4, jnp.int32)) == 0
     wrapped = RecordEpisodeStatistics(TimeLimit(env, 5))
     state, _ = wrapped.init(KEY)
-    assert _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1
+    assert _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1 and _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
+    env.validate_actions = "strict"  # one setting per chain: the wrapper sees it
+    assert _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1 and _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
     with pytest.raises(ActionError, match="'toy/Corridor-v0': 2 at index"):
         wrapped.step(KEY, state, jnp.array([0, 2, 0, 0]))
 
@@ -132,13 +205,16 @@ def test_validate_actions_false_really_steps():
     _, seven = jax.jit(env.step)(KEY, state, jnp.array([7, 7]))
     _, one = jax.jit(env.step)(KEY, state, jnp.array([1, 1]))
     assert not np.allclose(seven.obs, one.obs)  # gymnax ran its physics with 7x the force
-    assert _callbacks(env, state, jnp.array([7, 7])) == 0
+    assert _callbacks(env, state, jnp.array([7, 7])) == 0 and _checks(env, state, jnp.array([7, 7])) == 0
     env.validate_actions = True
     with pytest.raises(ActionError, match="7 at index"):
         env.step(KEY, state, jnp.array([7, 7]))
     assert envhub.make("gymnax/CartPole-v1").validate_actions is True
-    with pytest.raises(InvalidArgumentError, match=r"validate_actions='no' must be True or False"):
-        envhub.make("gymnax/CartPole-v1", validate_actions="no")
+    for bad in ("no", 1, None):
+        with pytest.raises(InvalidArgumentError, match=rf"validate_actions={bad!r} must be True .*'strict'.* or False"):
+            envhub.make("gymnax/CartPole-v1", validate_actions=bad)
+    with pytest.raises(InvalidArgumentError, match=r"validate_actions='yes' must be True"):
+        env.validate_actions = "yes"
 
 
 def test_gradients_flow_through_the_check():
@@ -172,12 +248,24 @@ def test_every_backend_eager_and_jit(env_id, num_envs, bad, message):
         step = jax.jit(env.step)
         state, ts = step(KEY, state, np.zeros_like(bad))  # the eagerly refused step left the state usable
         assert ts.reward.shape == (num_envs,) and bool(jnp.isfinite(ts.obs).all())
-        with pytest.raises(JIT_ERRORS, match=rf"ActionError: Invalid action for '{env_id}': {message}"):
-            jax.block_until_ready(step(KEY, state, bad))
-        if env_id.startswith("envpool/"):
-            return  # envpool's fast path loses its pool's step counter when a jitted call fails (issue 20, item 3)
-        state, ts = step(KEY, state, np.zeros_like(bad))  # so did the refused jitted one
+        if env.unwrapped.is_jax_native:  # in jit: reported by checkify (envhub.checked), the program pure
+            assert "callback" not in step.lower(KEY, state, bad).as_text()
+            with pytest.raises(ActionError, match=rf"^Invalid action for '{env_id}': {message}"):
+                envhub.checked(env.step)(KEY, state, bad)
+        else:  # host backends refuse inside their own host callback, before stepping
+            with pytest.raises(JIT_ERRORS, match=rf"ActionError: Invalid action for '{env_id}': {message}"):
+                jax.block_until_ready(step(KEY, state, bad))
+        after, ts = step(KEY, state, np.zeros_like(bad))  # the refused call left the state usable
         assert ts.reward.shape == (num_envs,) and bool(jnp.isfinite(ts.obs).all())
+
+
+@pytest.mark.parametrize("env_id,num_envs,bad,message", [c for c in CASES if c[0].split("/")[0] in ("gymnax", "brax")])
+def test_strict_stops_jax_native_backends_in_jit(env_id, num_envs, bad, message):
+    env = envhub.make(env_id, num_envs=num_envs, validate_actions="strict")
+    state, _ = env.init(KEY)
+    with pytest.raises(JIT_ERRORS, match=rf"ActionError: Invalid action for '{env_id}': {message}"):
+        jax.block_until_ready(jax.jit(env.step)(KEY, state, bad))
+    assert jax.jit(env.step)(KEY, state, np.zeros_like(bad))[1].reward.shape == (num_envs,)
 
 
 def _step_off(env_id, action, num_envs=2):
