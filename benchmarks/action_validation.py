@@ -1,12 +1,13 @@
-"""The cost of validating action values: the same jitted lax.scan rollout with and without the check.
+"""The cost of each way of validating action values: the same lax.scan rollout in every mode.
 
-Three envs built in the same process: one validating (the default), two with ``validate_actions=False``
-(the second is an A/A control: its ratio to the first is the noise of this run). Their rollouts are
-timed in interleaved repeats, in alternating order, so machine noise hits all alike. Every step splits
-the key, samples valid random actions, steps the batch and sums rewards and observations, so the
-check never fires: what is measured is the check that passes (one reduction over the batch, one
-branch). Then the check alone: a scan that only samples the batch's actions, with and without the
-check, gives its cost per step in microseconds, which is also shown as a share of one env step.
+Envs built in the same process, one per mode (docs/errors.md, "Action values"): ``default``
+(``validate_actions=True``, plain ``jax.jit``: the check is a ``checkify.debug_check`` that XLA drops),
+``checked`` (the same env run through ``envhub.checked``: checkify on), ``strict``
+(``validate_actions="strict"``: a ``lax.cond`` to a host callback) and ``off``
+(``validate_actions=False``), plus ``off_again`` (an A/A control: its ratio to ``off`` is the noise of
+this run). Rollouts are timed in interleaved repeats, in alternating order, so machine noise hits all
+alike. Every step splits the key, samples valid random actions, steps the batch and sums rewards and
+observations, so the check never fires: what is measured is the check that passes.
 
     python benchmarks/action_validation.py [--cases gymnax,brax] [--repeats 15] [--json out.json]
 """
@@ -25,13 +26,15 @@ import jax
 from _timing import first_call_seconds
 
 import envhub
-from envhub.action_check import check_values
 
 # label: (env id, num_envs, scan steps)
 CASES = {"gymnax": ("gymnax/CartPole-v1", 1024, 1000), "brax": ("brax/inverted_pendulum", 256, 100)}
 
 
-def make(env_id: str, num_envs: int, validate: bool):
+MODES = {"default": True, "checked": True, "strict": "strict", "off": False, "off_again": False}
+
+
+def make(env_id: str, num_envs: int, validate: bool | str):
     with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on stdout
         return envhub.make(env_id, num_envs=num_envs, validate_actions=validate)
 
@@ -39,7 +42,6 @@ def make(env_id: str, num_envs: int, validate: bool):
 def rollout(env, steps: int):
     space = env.action_space
 
-    @jax.jit
     def run(key):
         init_key, key = jax.random.split(key)
         state, _ = env.init(init_key)
@@ -53,21 +55,6 @@ def rollout(env, steps: int):
 
         (_, total), _ = jax.lax.scan(body, (state, 0.0), jax.random.split(key, steps))
         return total
-
-    return run
-
-
-def check_alone(env, steps: int, validate: bool):
-    space = env.action_space
-
-    @jax.jit
-    def run(key):
-        def body(total, key):
-            action = space.sample(key)
-            action = check_values(env.id, space, action) if validate else action
-            return total + action.sum(), None
-
-        return jax.lax.scan(body, 0.0, jax.random.split(key, steps))[0]
 
     return run
 
@@ -88,33 +75,25 @@ def interleaved(runs: dict, repeats: int) -> dict[str, dict[str, float]]:
 
 def measure(case: str, repeats: int, key: jax.Array) -> dict:
     env_id, num_envs, steps = CASES[case]
-    envs = {"validated": make(env_id, num_envs, True), "unvalidated": make(env_id, num_envs, False)}
-    envs["unvalidated_again"] = make(env_id, num_envs, False)
-    runs = {name: rollout(env, steps) for name, env in envs.items()}
-    compiles = {name: first_call_seconds(lambda r=run: r(key)) for name, run in runs.items()}
-    totals = {name: float(run(key)) for name, run in runs.items()}
+    runs = {}
+    for mode, validate in MODES.items():
+        run = rollout(make(env_id, num_envs, validate), steps)
+        runs[mode] = envhub.checked(run) if mode == "checked" else jax.jit(run)
+    compiles = {mode: first_call_seconds(lambda r=run: r(key)) for mode, run in runs.items()}
+    totals = {mode: float(run(key)) for mode, run in runs.items()}
     assert len(set(totals.values())) == 1, totals  # the same work, the same result
-    t = interleaved({name: lambda r=run: r(key) for name, run in runs.items()}, repeats)
-    alone = {v: check_alone(envs["validated"], steps, v) for v in (True, False)}
-    for run in alone.values():
-        run(key)  # compile
-    a = interleaved({str(v): lambda r=run: r(key) for v, run in alone.items()}, repeats)
-    check_us = 1e6 * (a["True"]["wall_s"] - a["False"]["wall_s"]) / steps
-    step_us = 1e6 * t["unvalidated"]["wall_s"] / steps
+    t = interleaved({mode: lambda r=run: r(key) for mode, run in runs.items()}, repeats)
+    off = t["off"]
     return {
         "env": env_id,
         "num_envs": num_envs,
         "steps": steps,
         "repeats": repeats,
-        **{f"{name}_{k}": round(v, 4) for name, times in t.items() for k, v in times.items()},
-        "ratio_wall": round(t["validated"]["wall_s"] / t["unvalidated"]["wall_s"], 4),
-        "ratio_cpu": round(t["validated"]["cpu_s"] / t["unvalidated"]["cpu_s"], 4),
-        "noise_ratio_wall": round(t["unvalidated_again"]["wall_s"] / t["unvalidated"]["wall_s"], 4),
-        "noise_ratio_cpu": round(t["unvalidated_again"]["cpu_s"] / t["unvalidated"]["cpu_s"], 4),
-        "check_alone_us_per_step": round(check_us, 2),
-        "env_step_us": round(step_us, 1),
-        "check_alone_percent_of_step": round(100 * check_us / step_us, 3),
-        "compile_s": {name: round(s, 2) for name, s in compiles.items()},
+        **{f"{mode}_{k}": round(v, 4) for mode, times in t.items() for k, v in times.items()},
+        **{f"ratio_wall_{mode}": round(t[mode]["wall_s"] / off["wall_s"], 4) for mode in MODES if mode != "off"},
+        **{f"ratio_cpu_{mode}": round(t[mode]["cpu_s"] / off["cpu_s"], 4) for mode in MODES if mode != "off"},
+        "env_step_us": round(1e6 * off["wall_s"] / steps, 1),
+        "compile_s": {mode: round(s, 2) for mode, s in compiles.items()},
     }
 
 
@@ -134,12 +113,10 @@ def main() -> None:
     for case in args.cases.split(","):
         row = measure(case, args.repeats, key)
         rows.append(row)
+        ratios = ", ".join(f"{m} {row[f'ratio_wall_{m}']:.3f}" for m in MODES if m != "off")
         print(
-            f"{row['env']} num_envs={row['num_envs']} steps={row['steps']}: validated {row['validated_wall_s']:.4f} s, "
-            f"unvalidated {row['unvalidated_wall_s']:.4f} s; validated/unvalidated {row['ratio_wall']:.3f} wall, "
-            f"{row['ratio_cpu']:.3f} cpu (A/A noise {row['noise_ratio_wall']:.3f} wall, {row['noise_ratio_cpu']:.3f} "
-            f"cpu); the check alone {row['check_alone_us_per_step']:.1f} us per step = "
-            f"{row['check_alone_percent_of_step']:.2f} % of a {row['env_step_us']:.0f} us step",
+            f"{row['env']} num_envs={row['num_envs']} steps={row['steps']}: off {row['off_wall_s']:.4f} s "
+            f"({row['env_step_us']:.0f} us per step); wall time / off: {ratios} (off_again is the A/A noise)",
             flush=True,
         )
     if args.json:
