@@ -22,25 +22,31 @@ if os.environ.get("ENVHUB_TEST_XLA_FLAGS") != "default":
 # backends); let the first import write the bytecode cache for all the others.
 sys.dont_write_bytecode = False
 
+# JAX's persistent compilation cache, kept between runs in a user-level folder outside the clone and
+# shared by the xdist workers, every subprocess and side venv (they inherit these variables; the side
+# venvs pin the same jax). A program with a Python host callback is never cached, which is why envhub's
+# JAX-native programs have none (docs/performance.md). JAX keys each entry by the program, the compile
+# options and the jax/jaxlib versions, so a stale entry is a miss, never a wrong result.
+# ENVHUB_TEST_JAX_CACHE=DIR picks another folder, =off runs without it (a cold run every time).
+_CACHE = os.environ.get("ENVHUB_TEST_JAX_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "envhub", "jax-tests"
+)
+if _CACHE != "off":
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _CACHE)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")  # the suite's programs are small
+    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 * 2**30))  # least recently used go first
+    if "jax" in sys.modules:  # read at jax's import: too late for this process, so set it too
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
 # Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
 # platform on that first import, and its default aborts a headless renderer later in the same worker.
 from envhub.render import use_egl_when_headless  # noqa: E402
 
 use_egl_when_headless()
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-
-if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
-    # One compilation cache for this test run, shared by the xdist workers and every subprocess a
-    # test starts (the template's kit runs twice, the sharding workers compile what the tests do).
-    import atexit
-    import shutil
-    import tempfile
-
-    _cache = tempfile.mkdtemp(prefix="envhub-tests-jax-cache-")
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
-    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
-
 
 # --- tests that need a plugin run only where it is installed --------------------------------------
 # The root testpaths name every in-repo plugin, but a clone may install only some (CONTRIBUTING's
