@@ -3,10 +3,13 @@
 ``check_action`` runs while tracing and costs nothing at run time. ``check_values`` is the rule for
 values, the same on every backend: an out-of-range ``Discrete``/``MultiDiscrete`` value or a
 non-finite value in a float ``Box`` is an ``ActionError`` (out-of-bounds finite ``Box`` values are
-left to the backend, which clips them). On concrete arrays it raises at once. On traced ones it adds
-a ``checkify.debug_check`` per checked leaf: nothing at all in the compiled program (XLA drops it),
-so the program stays pure XLA (cacheable, exportable), and reported when the caller wraps the
-function in ``checkify.checkify`` (``envhub.checked`` does, and raises the ``ActionError``).
+left to the backend, which clips them). On concrete arrays it raises at once. Traced, it adds
+nothing to the program by default, so the program stays pure XLA (cacheable by JAX's persistent
+cache, serializable by ``jax.export``, which refuses a checkify effect). Traced inside
+``report_in_jit()`` (``envhub.checked`` is inside it), it adds a ``checkify.debug_check`` per checked
+leaf, which ``checkify.checkify(fn, errors=checkify.user_checks)`` reports. The setting is a
+``jax.make_user_context``, part of jit's cache key: a function traced outside it is traced again
+inside it, never reused without its checks.
 
 ``hard_stop=True`` (``validate_actions="strict"``) instead reduces the whole action to one bool and
 branches with ``lax.cond`` to a host callback that raises only when that bool is true. The bool is
@@ -17,9 +20,11 @@ unexportable: it is the opt-in, not the default (docs/errors.md, "Action values"
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -67,7 +72,8 @@ def check_values(env_id: str, space: spaces.Space, action: Any, *, hard_stop: bo
 
     Raises:
         ActionError: eagerly, for concrete arrays. Traced, nothing is raised unless ``hard_stop``
-            (then from a host callback, which JAX re-raises wrapped) or the caller checkifies.
+            (then from a host callback, which JAX re-raises wrapped); inside ``report_in_jit()``
+            checkify reports it.
     """
     parts = _parts(space)
     if not parts:
@@ -79,8 +85,9 @@ def check_values(env_id: str, space: spaces.Space, action: Any, *, hard_stop: bo
             raise ActionError(env_id, problem, space, fix=VALUES_FIX)
         return action
     if not hard_stop:
-        for path, sub, index in parts:
-            _debug_check(env_id, space, path, sub, leaves[index])
+        if _reporting():
+            for path, sub, index in parts:
+                _debug_check(env_id, space, path, sub, leaves[index])
         return action
     out = list(_stop_on_host(env_id, space, parts)(*leaves))
     return space.treedef.unflatten(out) if isinstance(space, spaces.Tree) else out[0]
@@ -117,10 +124,11 @@ def _debug_check(env_id: str, space: spaces.Space, path: str, sub: spaces.Space,
 def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``jax.jit(fn)`` with the in-jit action checks on: an invalid action value raises ``ActionError``.
 
-    ``fn`` runs as ``jax.jit(checkify.checkify(fn, errors=checkify.user_checks))``; after each call
-    the first failed check is raised: an ``ActionError`` (same message as eagerly) for an action
-    value, checkify's own error for any other user check. The program stays pure XLA; the cost is
-    the reductions and the error outputs (``benchmarks/action_validation.py``).
+    ``fn`` runs as ``jax.jit(checkify.checkify(fn, errors=checkify.user_checks))``, traced inside
+    ``report_in_jit()``; after each call the first failed check is raised: an ``ActionError`` (same
+    message as eagerly) for an action value, checkify's own error for any other user check. The
+    program stays pure XLA; the cost is the reductions and the error outputs
+    (``benchmarks/action_validation.py``).
     """
     if not callable(fn):
         raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
@@ -128,7 +136,8 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        error, out = run(*args, **kwargs)
+        with report_in_jit():
+            error, out = run(*args, **kwargs)
         message = error.get()
         if message is not None:
             if message.startswith(ActionError.PREFIX):
@@ -137,6 +146,32 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
         return out
 
     return call
+
+
+if hasattr(jax, "make_user_context"):  # jax >= 0.7: part of jit's cache key
+    _REPORT: Any = jax.make_user_context(default_value=False)
+
+    def _reporting() -> bool:
+        return bool(_REPORT.value)
+
+    def report_in_jit() -> contextlib.AbstractContextManager[Any]:
+        """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
+        return _REPORT(True)  # type: ignore[no-any-return]
+
+else:  # older jax: a context variable (a jitted function traced outside is not traced again inside)
+    _REPORT_VAR: contextvars.ContextVar[bool] = contextvars.ContextVar("envhub_report", default=False)
+
+    def _reporting() -> bool:
+        return _REPORT_VAR.get()
+
+    @contextlib.contextmanager
+    def report_in_jit() -> Iterator[None]:
+        """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
+        token = _REPORT_VAR.set(True)
+        try:
+            yield
+        finally:
+            _REPORT_VAR.reset(token)
 
 
 #: What checkify appends to a failed ``debug_check``'s message.
@@ -270,4 +305,4 @@ def _(axis_size: int, in_batched: list[bool], pred: jax.Array) -> tuple[jax.Arra
     return _any_unbatched(jnp.any(pred)), False  # the outer call reduces any enclosing vmap the same way
 
 
-__all__ = ["check_action", "checked", "host_value_checker", "check_values", "value_problem"]
+__all__ = ["check_action", "checked", "host_value_checker", "report_in_jit", "check_values", "value_problem"]

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from envhub import spaces
 from envhub.action_check import check_action, check_values
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.exporting import register_for_export
 from envhub.tree import select
 from envhub.types import TimeStep
 
@@ -122,7 +123,12 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def init(self, key: jax.Array) -> tuple[State, TimeStep[Obs]]:
         """Return a new ``(state, timestep)`` from scratch."""
         self._check_open("init")
-        return self._init(key)
+        out = self._init(key)
+        register_for_export(out)  # so jax.export can serialize programs over them (envhub.exporting)
+        space = self.action_space
+        if isinstance(space, spaces.Tree):
+            register_for_export(space.treedef)
+        return out
 
     def reset(self, key: jax.Array, state: State, where: jax.Array | None = None) -> tuple[State, TimeStep[Obs]]:
         """Return the first ``(state, timestep)`` of a new episode.

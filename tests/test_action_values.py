@@ -28,7 +28,8 @@ def _callbacks(env, state, action):
 
 
 def _checks(env, state, action):
-    return _jaxpr(env, state, action).count("check[debug=True]")
+    with action_check.report_in_jit():
+        return _jaxpr(env, state, action).count("check[debug=True]")
 
 
 @pytest.fixture
@@ -63,7 +64,10 @@ def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry
     message = r"Invalid action for 'toy/Corridor-v0': -1 at index \(3,\) is outside \[0, 2\) \(1 of 4 values invalid\)"
     with pytest.raises(ActionError, match=message + r"; the action space is Discrete\(2, shape=\(4,\).*validate_actions"):
         envhub.checked(env.step)(KEY, state, bad)
-    error, _ = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))(KEY, state, bad)
+    checkified = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))
+    assert checkified(KEY, state, bad)[0].get() is None  # traced without asking: no check in the program
+    with action_check.report_in_jit():  # jit's cache key includes it: traced again, with the checks
+        error, _ = checkified(KEY, state, bad)
     assert error.get() is not None and error.get().startswith(message.replace("\\", "")[:30])
     with pytest.raises(JIT_ERRORS, match=message):  # checkify's own throw keeps the words
         error.throw()

@@ -25,6 +25,7 @@ from envhub.testing._compare import (
     space_mismatch,
     trees_close,
 )
+from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
 from envhub.testing.probe import Probe, rollout_fn, space_names
 from envhub.types import TimeStep
 
@@ -257,6 +258,9 @@ CHECKS: dict[str, Callable[[Probe], None]] = {
     "autoreset": check_autoreset,
     "truncation": check_truncation,
     "errors": check_errors,
+    "refusal": check_refusal,
+    "pure": check_pure,
+    "export": check_export,
     "close": check_close,
 }
 

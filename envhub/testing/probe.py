@@ -46,6 +46,8 @@ class Options:
         obs_depend_on_time_limit: ``True`` when observations encode the time limit (e.g. a
             normalised clock), so the truncation check cannot compare runs with two limits.
         atol: Tolerance when comparing floats between jitted and eager runs.
+        export: ``False`` skips the ``export`` check (it compiles the step once more) for this env;
+            it then reports SKIPPED, saying so.
     """
 
     num_steps: int = 200
@@ -55,6 +57,7 @@ class Options:
     reset_obs_can_repeat: bool = False
     obs_depend_on_time_limit: bool = False
     atol: float = 1e-5
+    export: bool = True
 
 
 def rollout_keys(

@@ -204,6 +204,15 @@ class ConformanceTests:
     def test_errors(self) -> None:
         self._run("errors")
 
+    def test_refusal(self) -> None:
+        self._run("refusal")
+
+    def test_pure(self) -> None:
+        self._run("pure")
+
+    def test_export(self) -> None:
+        self._run("export")
+
     def test_close(self) -> None:
         self._run("close")
 

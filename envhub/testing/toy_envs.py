@@ -19,6 +19,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
@@ -39,6 +40,9 @@ BUGS: dict[str, str] = {
     "obs_dtype": "float16 obs (and final_obs) in a float32 Box",
     "final_obs_dtype": "float16 final_obs, everywhere, in a float32 Box (values equal, only its dtype is wrong)",
     "reset_state": "reset returns a state with an extra field",
+    "host_callback": "step calls the host (jax.pure_callback on the reward): not pure XLA, not exportable",
+    "unchecked_values": "step skips the action-value check (an out-of-range action moves the agent)",
+    "refusal_advances": "a refused action still counts as a step: the next step's clock is one ahead",
 }
 
 
@@ -86,6 +90,13 @@ class Corridor(Environment[Any, Any, Any]):
         state, ts = self._init(key)
         return ({**state, "episodes": jnp.int32(1)} if self.bug == "reset_state" else state), ts
 
+    def step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        if self.bug == "unchecked_values":
+            return self._step(key, state, action)
+        if self.bug == "refusal_advances":  # host-side bookkeeping before the check, as a buggy host env might
+            self._calls = getattr(self, "_calls", 0) + 1
+        return super().step(key, state, action)
+
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         if self.bug == "next_step_reset":
             return self._step_next_reset(key, state, action)
@@ -98,6 +109,8 @@ class Corridor(Environment[Any, Any, Any]):
         if self.bug == "both_flags":
             truncated = (t >= self.max_steps) | terminated
         done = terminated | truncated
+        if self.bug == "refusal_advances":
+            t = t + getattr(self, "_calls", 0)
         reached = self._obs(pos, t)
         new_pos = jnp.where(done, self._start(key), pos)
         new_t = jnp.where(done, 0, t)
@@ -108,13 +121,21 @@ class Corridor(Environment[Any, Any, Any]):
         # Built field by field, not with TimeStep.transition, so that the bugs above get through.
         ts = TimeStep(
             obs=obs,
-            reward=(1.0 * terminated) if self.bug == "float_reward" else terminated.astype(jnp.float32),
+            reward=self._reward(terminated),
             terminated=terminated,
             truncated=truncated,
             final_obs=self._final(obs if self.bug == "final_obs" else reached),
             info=info,
         )
         return {"pos": new_pos, "t": new_t, "pending_reset": jnp.bool_(False)}, ts
+
+    def _reward(self, terminated: jax.Array) -> jax.Array:
+        if self.bug == "float_reward":
+            return 1.0 * terminated
+        reward = terminated.astype(jnp.float32)
+        if self.bug == "host_callback":
+            return jax.pure_callback(np.asarray, jax.ShapeDtypeStruct((), jnp.float32), reward, vmap_method="sequential")
+        return reward
 
     def _step_next_reset(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         """envpool-style: the step after an episode ends ignores the action and only resets."""

@@ -1,0 +1,213 @@
+"""Checks of the compiled programs themselves: pure XLA (``pure``), exportable (``export``), and a
+refused action leaving the state usable (``refusal``).
+
+``pure`` only lowers (``jax.jit(f).lower(...)``, no compile): it reads the StableHLO of init, reset
+and step for host callbacks (``host_callbacks``). ``export`` compiles the step once more (the call
+of the deserialized export; ``Options(export=False)`` turns it off for an env) and compares it with
+the eager step; ``refusal`` compiles it once under ``envhub.checked``. Host backends
+(``is_jax_native`` False) call the host by design: ``pure`` and ``export`` skip them, saying so.
+
+Typed PRNG keys (``jax.random.key``) export and serialize in jax 0.10 (``export`` passes one); the
+state's, TimeStep's and action's pytree classes must be registered for serialization (envhub's
+``Environment.init`` does it). Serializing needs the ``flatbuffers`` package: without it the
+export is called unserialized and the check, having compared the results, skips, saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envhub import spaces
+from envhub.action_check import checked
+from envhub.env import STRICT, Environment
+from envhub.errors import ActionError
+from envhub.testing._compare import CheckFailure, CheckSkipped, require
+from envhub.testing.probe import Probe
+
+#: A ``custom_call`` target in lowered StableHLO text (``@name`` or ``@"name"``).
+_CUSTOM_CALL = re.compile(r'custom_call\s*@"?([\w.$-]+)')
+#: TPU host callbacks lower to send/recv with a host-transfer handler instead of a custom call.
+_HOST_TRANSFER = re.compile(r"stablehlo\.(send|recv)\b[^\n]*_xla_host_transfer")
+
+
+def host_callbacks(lowered_text: str) -> list[str]:
+    """The Python host callbacks in a lowered program's text (``jax.jit(f).lower(...).as_text()``).
+
+    ``jax.pure_callback``, ``io_callback`` and ``jax.debug.callback``/``print`` lower to a
+    ``custom_call`` named like ``xla_ffi_python_cpu_callback`` (``_gpu_`` on GPUs; older jax:
+    ``xla_python_cpu_callback``), or on TPU to a host send/recv; each occurrence is listed once.
+    """
+    found = [t for t in _CUSTOM_CALL.findall(lowered_text) if "python" in t and "callback" in t]
+    found += [f"stablehlo.{m.group(1)} to the host" for m in _HOST_TRANSFER.finditer(lowered_text)]
+    return found
+
+
+def _jax_native(probe: Probe, check: str) -> Environment[Any, Any, Any]:
+    env = probe.env
+    if not env.is_jax_native:
+        raise CheckSkipped(f"a host environment calls the host by design, so {check} does not apply")
+    return env
+
+
+def _args(probe: Probe, batch: int | None) -> dict[str, tuple[Any, ...]]:
+    """Abstract arguments (``ShapeDtypeStruct``s) of init, reset and step, with a leading ``batch`` axis if set."""
+    env, traced = probe.env, probe.traced_first_steps
+    key = jax.eval_shape(jax.random.key, 0)
+    action = jax.eval_shape(env.action_space.sample, key)
+    state = traced["init"][0]
+    if batch is not None:
+        key, state, action = jax.tree.map(lambda x: jax.ShapeDtypeStruct((batch, *x.shape), x.dtype), (key, state, action))
+    return {"init": (key,), "reset": (key, state), "step": (key, state, action)}
+
+
+def _checkable(space: spaces.Space) -> bool:
+    return isinstance(space, spaces.MultiDiscrete) or (isinstance(space, spaces.Box) and space.dtype.kind == "f")
+
+
+def _leaves(space: spaces.Space) -> list[spaces.Space]:
+    return list(space.leaves) if isinstance(space, spaces.Tree) else [space]
+
+
+def check_pure(probe: Probe) -> None:
+    """The programs of init, reset and step (and of jax.vmap over them) hold no host callback: pure XLA."""
+    env = _jax_native(probe, "the pure-XLA check")
+    if env.validate_actions == STRICT:
+        raise CheckSkipped("validate_actions='strict' adds a host callback to step by design (docs/errors.md)")
+    methods: dict[str, Callable[..., Any]] = {"init": env.init, "reset": env.reset, "step": env.step}
+    programs = [(name, methods[name], args) for name, args in _args(probe, None).items()]
+    if env.num_envs is None:  # the programs a user gets by vmapping the env themselves
+        programs += [(f"jax.vmap({n})", jax.vmap(methods[n]), a) for n, a in _args(probe, 2).items()]
+    for name, fn, args in programs:
+        found = host_callbacks(jax.jit(fn).lower(*args).as_text())
+        require(not found, f"the program of {name} calls the host ({', '.join(sorted(set(found)))}); "
+                "a JAX-native env's init, reset and step must be pure XLA (DESIGN §4)")
+    if any(_checkable(s) for s in _leaves(env.action_space)):
+        # The opt-in hard stop must be seen: proves host_callbacks reads this program's lowering.
+        strict = probe.fresh()
+        strict.validate_actions = STRICT
+        text = jax.jit(strict.step).lower(*_args(probe, None)["step"]).as_text()
+        require(host_callbacks(text), "validate_actions='strict' put no host callback in step, so a callback "
+                "in this env's programs could go unseen (the lowering's text format changed?)")
+
+
+def _comparable(tree: Any) -> list[np.ndarray]:
+    """Host copies of a pytree's leaves, typed PRNG keys as their key data."""
+    leaves = jax.tree.leaves(tree)
+    return [np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x) for x in leaves]
+
+
+def _differences(a: Any, b: Any, atol: float) -> tuple[int, int]:
+    """(leaves that differ beyond ``atol``, float leaves equal only within ``atol``) of two same-structure pytrees."""
+    if jax.tree.structure(a) != jax.tree.structure(b):
+        return max(len(jax.tree.leaves(a)), 1), 0
+    off = close = 0
+    for x, y in zip(_comparable(a), _comparable(b)):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            off += 1
+        elif not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+            within = x.dtype.kind == "f" and np.allclose(x, y, atol=atol, equal_nan=True)
+            off, close = off + (not within), close + within
+    return off, close
+
+
+def check_export(probe: Probe) -> None:
+    """jax.export of the jitted step serializes and deserializes, and its call gives what env.step gives."""
+    env = _jax_native(probe, "jax.export (a host callback cannot be exported)")
+    if not probe.options.export:
+        raise CheckSkipped("Options(export=False): the plugin turned the export check off for this env")
+    key = jax.random.key(4)
+    state, _ = env.init(key)
+    args = (key, state, env.action_space.sample(key))
+    try:
+        exported = jax.export.export(jax.jit(env.step))(*args)
+    except Exception as exc:  # noqa: BLE001 - a refusal to export is the violation to report
+        raise CheckFailure(f"jax.export refused the step: {type(exc).__name__}: {exc}") from None
+    missing = ""
+    try:
+        exported = jax.export.deserialize(exported.serialize())
+    except ImportError as exc:  # jax's serialization needs the optional flatbuffers package
+        missing = str(exc)
+    except Exception as exc:  # noqa: BLE001
+        hint = ""
+        if "ErrorEffect" in str(exc):
+            hint = (" (the program carries checkify's ErrorEffect, from a checkify.debug_check traced "
+                    "outside checkify: it exports but cannot be serialized)")
+        elif "unregistered type" in str(exc):
+            hint = (" (a pytree class of the state, TimeStep or action is not registered with "
+                    "jax.export.register_pytree_node_serialization)")
+        raise CheckFailure(f"the exported step does not serialize{hint}: {type(exc).__name__}: {exc}") from None
+    # The reference is the eager step (compiled op by op, already by the jit check): one compile fewer.
+    off, _ = _differences(exported.call(*args), env.step(*args), probe.options.atol)
+    require(off == 0, f"{off} leaves of the exported step's output differ from env.step's (atol={probe.options.atol})")
+    if missing:
+        raise CheckSkipped(f"exported and called the step (it matches env.step), but serialization was not tested: {missing}")
+
+
+def invalid_action(space: spaces.Space, good: Any) -> Any | None:
+    """``good`` with its first checkable leaf made invalid (one past a discrete range; NaN in a float
+    Box), or ``None`` when no leaf of ``space`` has a value that can be invalid."""
+    subs = _leaves(space)
+    leaves = space.treedef.flatten_up_to(good) if isinstance(space, spaces.Tree) else [good]
+    for i, sub in enumerate(subs):
+        if not _checkable(sub):
+            continue
+        x = np.asarray(leaves[i])
+        if isinstance(sub, spaces.MultiDiscrete):
+            bad = np.broadcast_to(sub.start + sub.nvec, x.shape).astype(x.dtype)
+        else:
+            bad = np.full(x.shape, np.nan, x.dtype)
+        leaves = [*leaves[:i], jnp.asarray(bad), *leaves[i + 1 :]]
+        return space.treedef.unflatten(leaves) if isinstance(space, spaces.Tree) else leaves[0]
+    return None
+
+
+def _refuses(step: Callable[..., Any], args: tuple[Any, ...], how: str) -> None:
+    try:
+        jax.block_until_ready(step(*args))
+    except Exception as exc:  # noqa: BLE001 - inspected below: a host callback's error arrives wrapped
+        require(ActionError.PREFIX in str(exc), f"{how}: an invalid action raised {type(exc).__name__} "
+                f"without envhub's {ActionError.PREFIX!r} text: {exc}")
+        require(isinstance(exc, ActionError) or how.startswith("jax.jit"),
+                f"{how}: an invalid action raised {type(exc).__name__}, not ActionError: {exc}")
+        return
+    raise CheckFailure(f"{how}: an invalid action was accepted")
+
+
+def check_refusal(probe: Probe) -> None:
+    """An invalid action value raises ActionError (eagerly; in jit under envhub.checked, or the host
+    callback of a host env), and the same state then steps as if the refusal never happened."""
+    env, options = probe.env, probe.options
+    if not env.validate_actions:
+        raise CheckSkipped("validate_actions=False: action values are not checked, by the caller's choice")
+    key = jax.random.key(6)
+    good = env.action_space.sample(key)
+    bad = invalid_action(env.action_space, good)
+    if bad is None:
+        raise CheckSkipped(f"no value of the action space {env.action_space!r} can be invalid (no discrete or float leaf)")
+    native, strict = env.is_jax_native, env.validate_actions == STRICT
+    if native and not strict:
+        jitted, how = checked(jax.jit(env.step)), "envhub.checked(jax.jit(env.step))"
+    else:
+        jitted, how = jax.jit(env.step), "jax.jit(env.step)" + (" of a host env" if not native else ", strict")
+    state = env.init(key)[0] if native else None
+    for name, step in (("eager env.step", env.step), (how, jitted)):
+        if native:  # a pure env's reference: the same state, stepped before the refusal
+            reference = step(key, state, good)
+        else:  # a host env's: a fresh env that never saw the refusal (its state holds its own handles)
+            other = probe.fresh()
+            reference = (other.step if step is env.step else jax.jit(other.step))(key, other.init(key)[0], good)[1]
+            state = env.init(key)[0]
+        _refuses(step, (key, state, bad), name)
+        after = step(key, state, good)
+        off, _ = _differences(after if native else after[1], reference, options.atol)
+        require(off == 0, f"{name}: after a refused action, stepping the same state with a valid action "
+                f"differs from a run that never saw the refusal ({off} leaves)")
+
+
+__all__ = ["check_export", "check_pure", "check_refusal", "host_callbacks", "invalid_action"]
