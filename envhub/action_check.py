@@ -148,30 +148,29 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-if hasattr(jax, "make_user_context"):  # jax >= 0.7: part of jit's cache key
-    _REPORT: Any = jax.make_user_context(default_value=False)
+# Whether traced steps add the checkify checks. A jax.make_user_context (jax >= 0.7) is part of jit's
+# cache key, so a function traced outside report_in_jit() is traced again inside it; older jax gets
+# only the context variable (a jitted function traced outside is then reused without the checks).
+_REPORT: Any = jax.make_user_context(default_value=False) if hasattr(jax, "make_user_context") else None
+_REPORT_VAR: contextvars.ContextVar[bool] = contextvars.ContextVar("envhub_report_in_jit", default=False)
 
-    def _reporting() -> bool:
-        return bool(_REPORT.value)
 
-    def report_in_jit() -> contextlib.AbstractContextManager[Any]:
-        """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
-        return _REPORT(True)  # type: ignore[no-any-return]
+def _reporting() -> bool:
+    return bool(_REPORT.value) if _REPORT is not None else _REPORT_VAR.get()
 
-else:  # older jax: a context variable (a jitted function traced outside is not traced again inside)
-    _REPORT_VAR: contextvars.ContextVar[bool] = contextvars.ContextVar("envhub_report", default=False)
 
-    def _reporting() -> bool:
-        return _REPORT_VAR.get()
-
-    @contextlib.contextmanager
-    def report_in_jit() -> Iterator[None]:
-        """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
-        token = _REPORT_VAR.set(True)
-        try:
+@contextlib.contextmanager
+def report_in_jit() -> Iterator[None]:
+    """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
+    token = _REPORT_VAR.set(True)
+    try:
+        if _REPORT is None:
             yield
-        finally:
-            _REPORT_VAR.reset(token)
+        else:
+            with _REPORT(True):
+                yield
+    finally:
+        _REPORT_VAR.reset(token)
 
 
 #: What checkify appends to a failed ``debug_check``'s message.
