@@ -3,50 +3,22 @@
 from __future__ import annotations
 
 import abc
-import contextlib
-import contextvars
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
 
 from envhub import spaces
-from envhub.action_check import check_action, check_values
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.action_check import check_action
+from envhub.checking import STRICT, check_values, checks_values_on_host, outermost_check, validate_actions_value
+from envhub.checking import values_checked_by_caller as values_checked_by_caller
+from envhub.errors import ClosedEnvironmentError
 from envhub.exporting import register_for_export
 from envhub.tree import select
 from envhub.types import TimeStep
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
     from typing_extensions import Self
-
-#: ``validate_actions="strict"``: also a hard stop inside ``jit`` (a host callback; docs/errors.md).
-STRICT = "strict"
-#: The innermost env of the step being validated: wrappers' inner ``step`` calls skip the value check.
-_VALIDATING: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_validating", default=None)
-#: The innermost env whose caller checks action values on the host (``values_checked_by_caller``).
-_CALLER_CHECKS: contextvars.ContextVar[object] = contextvars.ContextVar("envhub_caller_checks", default=None)
-
-
-@contextlib.contextmanager
-def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
-    """Inside, ``env``'s steps skip every value check: the caller checks the values on the host
-    (``envhub.action_check.host_value_checker``), e.g. an export stepping from Python."""
-    tokens = _VALIDATING.set(env.unwrapped), _CALLER_CHECKS.set(env.unwrapped)
-    try:
-        yield
-    finally:
-        _VALIDATING.reset(tokens[0])
-        _CALLER_CHECKS.reset(tokens[1])
-
-
-def checks_values_on_host(env: Environment[Any, Any, Any]) -> bool:
-    """Whether a host environment's traced ``step`` checks action values inside its own host callback
-    (where the check is free): yes unless ``validate_actions=False`` or the caller checks them."""
-    root = env.unwrapped
-    return bool(root.validate_actions) and _CALLER_CHECKS.get() is not root
-
 
 State = TypeVar("State")
 Obs = TypeVar("Obs")
@@ -154,21 +126,15 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 
         The action's structure, shape and dtype are checked at trace time; its values (out-of-range
         discrete values, non-finite floats) once per call, by the outermost wrapper, unless
-        ``validate_actions`` is off: eagerly at once, inside ``jit`` as a ``checkify`` check (a hard
-        stop with ``validate_actions="strict"``); see ``envhub.action_check`` and docs/errors.md.
+        ``validate_actions`` is off: eagerly at once; inside ``jit`` only when asked (``envhub.checked``),
+        or as a hard stop with ``validate_actions="strict"``; see ``envhub.checking`` and docs/errors.md.
         """
         self._check_open("step")
         action = check_action(self.id, self.action_space, action)
-        root = self.unwrapped
-        mode = self.validate_actions
-        if _VALIDATING.get() is root or not mode:
+        with outermost_check(self) as mode:
+            if mode:
+                action = check_values(self.id, self.action_space, action, hard_stop=mode == STRICT)
             return self._step(key, state, action)
-        action = check_values(self.id, self.action_space, action, hard_stop=mode == STRICT)
-        token = _VALIDATING.set(root)
-        try:
-            return self._step(key, state, action)
-        finally:
-            _VALIDATING.reset(token)
 
     def render(self, state: State, index: int | None = None) -> Any:
         """Draw a concrete (not traced) ``state`` as uint8 RGB frames; see ``envhub.render``.
@@ -264,20 +230,6 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 EnvT = TypeVar("EnvT", bound=Environment[Any, Any, Any])
 
 
-def validate_actions_value(value: Any) -> bool | str:
-    """``value`` if it is a ``validate_actions`` setting (``True``, ``False`` or ``"strict"``).
-
-    Raises:
-        InvalidArgumentError: any other value.
-    """
-    if isinstance(value, bool) or value == STRICT:
-        return value
-    raise InvalidArgumentError(
-        f"validate_actions={value!r} must be True (check eagerly and for checkify), "
-        f"{STRICT!r} (also stop inside jit, through a host callback) or False."
-    )
-
-
 class SpacesOfOne:
     """The spaces of one environment, given once (``_declare_spaces``), and of the batch (``num_envs``).
 
@@ -322,4 +274,12 @@ class SpacesOfOne:
         return space
 
 
-__all__ = ["STRICT", "Environment", "EnvT", "SpacesOfOne", "checks_values_on_host", "validate_actions_value"]
+__all__ = [
+    "STRICT",
+    "Environment",
+    "EnvT",
+    "SpacesOfOne",
+    "checks_values_on_host",
+    "validate_actions_value",
+    "values_checked_by_caller",
+]

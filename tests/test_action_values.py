@@ -10,7 +10,7 @@ from jax.experimental import checkify
 
 import envhub
 from envhub import action_check, spaces
-from envhub.action_check import check_values
+from envhub.checking import check_values, report_in_jit
 from envhub.errors import ActionError, InvalidArgumentError
 from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit
 
@@ -28,7 +28,7 @@ def _callbacks(env, state, action):
 
 
 def _checks(env, state, action):
-    with action_check.report_in_jit():
+    with report_in_jit():
         return _jaxpr(env, state, action).count("check[debug=True]")
 
 
@@ -66,7 +66,7 @@ def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry
         envhub.checked(env.step)(KEY, state, bad)
     checkified = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))
     assert checkified(KEY, state, bad)[0].get() is None  # traced without asking: no check in the program
-    with action_check.report_in_jit():  # jit's cache key includes it: traced again, with the checks
+    with report_in_jit():  # jit's cache key includes it: traced again, with the checks
         error, _ = checkified(KEY, state, bad)
     assert error.get() is not None and error.get().startswith(message.replace("\\", "")[:30])
     with pytest.raises(JIT_ERRORS, match=message):  # checkify's own throw keeps the words
