@@ -11,6 +11,11 @@ scheme and give bit-identical trajectories:
 
 ``jax.vmap`` over a fast-path state or action raises ``HostVmapError`` (a pool follows one
 trajectory per environment); ``jax.vmap`` over ``init`` keys gives one pool per key, on the bridge.
+
+Action values: ``step`` checks them eagerly (``envhub.Environment.step``); traced, both paths check
+them on the host (the bridge in its callback; the fast path in its guard's host branch, taken only
+when the step's state is stale or the action may be invalid), and a refusal changes nothing: the
+state given still steps. ``validate_actions=False`` and ``values_checked_by_caller`` turn it off.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.action_check import host_value_checker
+from envhub.env import checks_values_on_host
 from envhub.errors import EnvUnavailableError
 from envhub.host import HostEnvironment, HostState, HostStep, key_to_seeds
 from envhub.types import TimeStep
 from envhub_envpool import render, spares
 from envhub_envpool._shim import import_envpool, xla_available
 from envhub_envpool.layout import Layout, has_64bit
+from envhub_envpool.refusals import ValueCheck
 from envhub_envpool.xla_path import EnvpoolState, XlaPath
 
 
@@ -79,6 +87,7 @@ class EnvpoolEnvironment(HostEnvironment):
             else ""
         )
         self._xla = XlaPath(lay)
+        self._value_check: ValueCheck | None = None  # built on first use
 
     # --- metadata ------------------------------------------------------------------------------
 
@@ -154,8 +163,16 @@ class EnvpoolEnvironment(HostEnvironment):
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         if isinstance(state, EnvpoolState):
-            return self._xla.step(state, action, self.closed)
+            return self._xla.step(state, action, self.closed, self._values_check())
         return super()._step(key, state, action)
+
+    def _values_check(self) -> ValueCheck | None:
+        """How the fast path's traced step checks action values (None: not at all; read while tracing)."""
+        if not checks_values_on_host(self):
+            return None
+        if self._value_check is None:
+            self._value_check = ValueCheck(self.action_space, host_value_checker(self.id, self.action_space))
+        return self._value_check
 
     # --- pools --------------------------------------------------------------------------------
 

@@ -1,33 +1,77 @@
-"""How the fast path refuses what it cannot do: an old or closed pool's state, and ``jax.vmap``."""
+"""How the fast path refuses what it cannot do: an old or closed pool's state, an invalid action value,
+and ``jax.vmap``.
+
+A refusal under ``jit`` raises from the host (the one branch of the step's guard that calls Python),
+before envpool is touched; the failed call consumed the pool's step counter (a donated JAX Ref), so
+the refusal restores it first (``Bound.revive``): the state passed in still steps, exactly as before.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from envhub.errors import ClosedEnvironmentError, HostVmapError, StaleStateError
+from envhub import spaces
+from envhub.errors import ActionError, ClosedEnvironmentError, HostVmapError, StaleStateError
 
 
 @dataclasses.dataclass(frozen=True)
 class Refusal:
-    """Host side of ``XlaPath.fail``: raise the error the pool's counter calls for (reviving it when stale)."""
+    """Host side of ``XlaPath.fail``: raise the error the pool's counter (or the action) calls for.
+
+    Called with the state's step, the pool's newest, and (when ``action_tree`` is set) the action's
+    leaves, which ``check`` (``envhub.action_check.host_value_checker``) checks when the step is the
+    newest. Returns 0 when nothing is wrong (the in-program test is allowed to be cautious).
+    """
 
     env_id: str
     op: str
+    action_tree: Any = None  # the action's treedef when the step's action values are checked here
 
-    bound: Any = dataclasses.field(default=None, compare=False, repr=False)  # the Bound, revived when stale
+    bound: Any = dataclasses.field(default=None, compare=False, repr=False)  # the Bound, revived on a refusal
+    check: Callable[[Any], None] | None = dataclasses.field(default=None, compare=False, repr=False)
 
-    def __call__(self, step: np.ndarray, newest: np.ndarray) -> Any:
+    def __call__(self, step: np.ndarray, newest: np.ndarray, *action: np.ndarray) -> Any:
         if int(newest) < 0:
             raise ClosedEnvironmentError(self.env_id, self.op)
-        if self.bound is not None:
-            self.bound.revive(int(newest))
-        raise StaleStateError(self.env_id, int(step), int(newest))
+        try:
+            if int(step) != int(newest):
+                raise StaleStateError(self.env_id, int(step), int(newest))
+            if self.check is not None and self.action_tree is not None:
+                self.check(jax.tree.unflatten(self.action_tree, action))  # ActionError: nothing was stepped
+        except (StaleStateError, ActionError):
+            if self.bound is not None:
+                self.bound.revive(int(newest))  # the newest state (the one given, for an ActionError) steps on
+            raise
+        return np.int32(0)
+
+
+class ValueCheck(NamedTuple):
+    """How a traced fast-path step checks action values: ``values_valid`` in the program, and
+    ``check`` (``envhub.action_check.host_value_checker(env_id, space)``) on the host."""
+
+    space: spaces.Space
+    check: Callable[[Any], None]
+
+
+def values_valid(space: spaces.Space, action: Any) -> jax.Array:
+    """In-program: a bool, false whenever ``action`` may hold an invalid value (``envhub.action_check``'s
+    rule: a ``MultiDiscrete`` value out of range, a non-finite float); the host check words the problem."""
+    if isinstance(space, spaces.Tree):
+        leaves = space.treedef.flatten_up_to(action)
+        return jnp.all(jnp.stack([values_valid(s, x) for s, x in zip(space.leaves, leaves)]))
+    if isinstance(space, spaces.MultiDiscrete):
+        return space.contains(action)
+    if isinstance(space, spaces.Box) and space.dtype.kind == "f":
+        return jnp.all(jnp.isfinite(action))
+    return jnp.asarray(True)
 
 
 @functools.cache
@@ -51,4 +95,4 @@ def refuse_vmap(env_id: str, op: str) -> Any:
     return identity
 
 
-__all__ = ["Refusal", "refuse_vmap"]
+__all__ = ["Refusal", "ValueCheck", "refuse_vmap", "values_valid"]

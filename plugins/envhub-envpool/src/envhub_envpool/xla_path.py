@@ -3,13 +3,15 @@
 Used when ``init`` is called outside ``jit`` (the key is concrete, so the seeded pool exists before
 the step is traced). The state then names its pool statically (``EnvpoolState.pool``), so ``jit``
 compiles one program per pool. Each pool keeps its newest state's version in a JAX Ref that compiled
-steps read and write; a stale state is refused before envpool is touched (``Bound.revive``).
+steps read and write; a stale state, and (when traced) an invalid action value, is refused from the
+host before envpool is touched, and leaves the pool and the state given as they were (``refusals``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import weakref
 from typing import Any
@@ -23,7 +25,7 @@ from envhub.errors import ClosedEnvironmentError, HostEnvError, StaleStateError
 from envhub.types import TimeStep
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
-from envhub_envpool.refusals import Refusal, refuse_vmap
+from envhub_envpool.refusals import Refusal, ValueCheck, refuse_vmap, values_valid
 
 _pool_ids = itertools.count(1)
 _POOLS: weakref.WeakValueDictionary[int, Bound] = weakref.WeakValueDictionary()  # for host-side resets
@@ -71,11 +73,13 @@ class Bound:
             raise HostEnvError(env_id, op, problem) from exc
 
     def revive(self, newest: int) -> None:
-        """After a refused stale state under ``jit`` (whose failed call consumed the Ref): a new Ref
-        holding ``newest``, and JAX's caches cleared so that every jitted function traces (and compiles)
-        once more, with it: the newest state still steps."""
-        self.newest = jax.new_ref(np.int32(newest))
-        jax.clear_caches()
+        """After a refusal under ``jit`` (whose failed call consumed the Ref, donated to it): the Ref
+        holds ``newest`` again, so the newest state still steps. The same Ref gets a new buffer, so
+        compiled steps keep running; if this jax does not allow that, a new Ref, and JAX's caches
+        cleared so that every jitted function traces (and compiles) once more, with it."""
+        if not restore_in_place(self.newest, np.int32(newest)):
+            self.newest = jax.new_ref(np.int32(newest))
+            jax.clear_caches()
 
     def close(self) -> None:
         with contextlib.suppress(RuntimeError):  # the Ref may be consumed by a failed jitted call
@@ -83,6 +87,16 @@ class Bound:
         env, self.env = self.env, None
         if env is not None:
             env.close()
+
+
+def restore_in_place(ref: Any, value: np.ndarray) -> bool:
+    """Give ``ref`` (whose buffer a failed jitted call consumed) a new buffer holding ``value``: what
+    ``jit`` itself does to write a Ref back (a jax internal). False if this jax does not allow it."""
+    try:
+        ref._refs._buf._replace_with(jax.device_put(value, ref.sharding))
+    except Exception:  # noqa: BLE001 - any other jax takes the public route (Bound.revive)
+        return False
+    return True
 
 
 class XlaPath:
@@ -144,7 +158,11 @@ class XlaPath:
             raise StaleStateError(self.layout.env_id, step, newest)
         return step, True
 
-    def step(self, state: EnvpoolState, action: Any, closed: bool) -> tuple[EnvpoolState, TimeStep[Any]]:
+    def step(
+        self, state: EnvpoolState, action: Any, closed: bool, values: ValueCheck | None = None
+    ) -> tuple[EnvpoolState, TimeStep[Any]]:
+        """One step. Traced, a stale state (or a closed env) and, with ``values``, an invalid action
+        value raise from the host before envpool is touched; eagerly, ``Environment.step`` checked the values."""
         lay = self.layout
         if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((state, action))):
             state, action = refuse_vmap(lay.env_id, "step")(state, jax.tree.map(jnp.asarray, action))
@@ -158,20 +176,27 @@ class XlaPath:
             new_state, ts = jax.device_put(self.pack(state, advanced, np), jax.devices()[0])  # committed, as init's
             bound.newest[...] = np.int32((step + 1) & 0x7FFFFFFF)
             return new_state, ts
-        # traced: a stale state (or a closed env) raises from the host before envpool is touched
+        # traced: one branch, taken only for a stale state or a maybe invalid action, calls the host
+        newest = bound.newest[...]
+        ok = step == newest if values is None else (step == newest) & values_valid(values.space, action)
+        fail = functools.partial(self.fail, bound, step, newest, "step", action, values)
+        guard = jax.lax.cond(ok, lambda: jnp.zeros((), jnp.int32), fail)
         action = jnp.reshape(jnp.asarray(action), (lay.n, *lay.action_space.shape))
-        guard = jax.lax.cond(
-            step == bound.newest[...], lambda: jnp.zeros((), jnp.int32), lambda: self.fail(bound, step, "step")
-        )
         state = dataclasses.replace(state, pool_ids=state.pool_ids + guard)  # the send waits for the check
         new_state, ts = self.core(bound, state, action)
         bound.newest[...] = jnp.ravel(new_state.version)[0]
         return new_state, ts
 
-    def fail(self, bound: Bound, step: jax.Array, op: str) -> jax.Array:
-        """The branch taken for a stale state or a closed env: raise from the host (shaped like a guard)."""
+    def fail(
+        self, bound: Bound, step: Any, newest: Any, op: str, action: Any = None, values: ValueCheck | None = None
+    ) -> jax.Array:
+        """The branch taken for a stale state, a closed env or (with ``values``) a maybe invalid action:
+        raise from the host, or return 0 (shaped like a guard)."""
         struct = [jax.ShapeDtypeStruct((), jnp.int32)]
-        return host_callback.call_host(Refusal(self.layout.env_id, op, bound), struct, step, bound.newest[...])[0]
+        if values is None:
+            return host_callback.call_host(Refusal(self.layout.env_id, op, bound=bound), struct, step, newest)[0]
+        refusal = Refusal(self.layout.env_id, op, jax.tree.structure(action), bound, values.check)
+        return host_callback.call_host(refusal, struct, step, newest, *jax.tree.leaves(action))[0]
 
     def core(self, bound: Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         """One send/recv round trip through the spare scheme (``spares.advance`` with jax.numpy)."""
