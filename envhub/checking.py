@@ -68,6 +68,8 @@ def outermost_check(env: Environment[Any, Any, Any]) -> Iterator[bool | str]:
     if _VALIDATING.get() is root or not mode:
         yield False
         return
+    if mode == STRICT and not root.is_jax_native:
+        mode = True  # a host env stops on the host already: no second stop that could strand its state
     token = _VALIDATING.set(root)
     try:
         yield mode

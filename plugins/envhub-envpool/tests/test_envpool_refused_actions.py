@@ -142,11 +142,6 @@ def test_a_refused_action_on_the_host_bridge_leaves_the_state_usable():
     clean.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: validate_actions='strict' adds its own in-program hard stop before the backend's step, "
-    "whose failure consumes the fast path's step counter (envhub.env.Environment.step)",
-)
 def test_strict_mode_refusal_leaves_the_fast_path_state_usable():
     with envhub.make(ID, num_envs=2, validate_actions="strict") as env:
         state, _ = env.init(KEY)
