@@ -15,6 +15,7 @@ import pytest
 from jax.sharding import Mesh
 
 import envhub
+from envhub import testing
 from envhub import wrappers as w
 
 pytestmark = pytest.mark.requires_plugin("gymnax")
@@ -26,8 +27,7 @@ def _lowered(fn, *args):
     return jax.jit(fn).lower(*args).as_text()
 
 
-def _host_calls(text):
-    return [line.strip()[:120] for line in text.splitlines() if "custom_call" in line and "callback" in line]
+_host_calls = testing.host_callbacks
 
 
 class _Lives(w.TimeStepWrapper):
