@@ -83,8 +83,8 @@ def test_api_reference_documents_every_public_name(site):
             continue
         mod = importlib.import_module(module)
         for name in getattr(mod, "__all__", []):
-            package = hasattr(mod, "__path__")
-            found = f"<code>{name}</code>" in html if package else f'id="{module}.{name}"' in html
+            index = hook.is_index(mod)  # a package or envhub.plugin: a table of links
+            found = f"<code>{name}</code>" in html if index else f'id="{module}.{name}"' in html
             if not found:
                 missing.append(f"{module}.{name}")
     assert not missing, f"public names missing from the API reference: {missing}"

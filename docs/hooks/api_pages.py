@@ -1,9 +1,10 @@
 """mkdocs hook: one API reference page per public envhub module, generated at build time.
 
 A module is public when no part of its dotted name starts with ``_``; its public names are its
-``__all__``. A package (``envhub``, ``envhub.wrappers``, ...) mostly re-exports, so its page is its
-docstring and a table linking each name to the module that documents it; every other module is
-rendered in full by mkdocstrings. A module added later gets its page with no edit here.
+``__all__``. A package (``envhub``, ``envhub.wrappers``, ...) mostly re-exports, and so does a module
+that defines none of the classes and functions it exports (``envhub.plugin``): the page of such an
+*index* is its docstring and a table linking each name to the module that documents it; every other
+module is rendered in full by mkdocstrings. A module added later gets its page with no edit here.
 """
 
 from __future__ import annotations
@@ -49,12 +50,21 @@ def _is_package(module: ModuleType) -> bool:
     return hasattr(module, "__path__")
 
 
+def is_index(module: ModuleType) -> bool:
+    """A package, or a module that only re-exports: no class or function of its ``__all__`` is its own."""
+    if _is_package(module):
+        return True
+    exported = [getattr(module, name) for name in getattr(module, "__all__", ())]
+    defined = [obj for obj in exported if inspect.isclass(obj) or inspect.isfunction(obj)]
+    return bool(exported) and all(obj.__module__ != module.__name__ for obj in defined)
+
+
 def _home(name: str, obj: Any, modules: list[str]) -> str | None:
     """The documented identifier of ``obj`` (exported as ``name``): where a non-package module renders it."""
     if inspect.ismodule(obj):
         return obj.__name__ if obj.__name__ in modules else None
     importable = [m for m in modules if optional_dependency_missing(m) is None]
-    candidates = [m for m in importable if not _is_package(importlib.import_module(m))]
+    candidates = [m for m in importable if not is_index(importlib.import_module(m))]
     defined_in = getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isfunction(obj) else None
     if defined_in in candidates and name in getattr(importlib.import_module(defined_in), "__all__", ()):
         return f"{defined_in}.{name}"
@@ -77,7 +87,7 @@ def page_markdown(module: str, modules: list[str]) -> str:
     if missing is not None:
         return f"# {module}\n\nNot rendered in this build: {missing}\n"
     mod = importlib.import_module(module)
-    if not _is_package(mod):
+    if not is_index(mod):
         return f"::: {module}\n"
     lines = [
         f"::: {module}",
