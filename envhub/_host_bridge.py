@@ -176,9 +176,9 @@ class HostBridge:
                 out = env._host_step(slot.host, _with_env_axis(env, payload))
                 if not isinstance(out, HostStep):
                     raise TypeError(f"{type(env).__name__}._host_step returned {type(out).__name__}, not a HostStep")
-                obs, reward, terminated, truncated, final_obs, info = out
-                terminated = np.asarray(terminated, np.bool_)
-                truncated = truncated_unless_terminated(terminated, np.asarray(truncated, np.bool_))
+                obs, reward, final_obs, info = out.obs, out.reward, out.final_obs, out.info
+                terminated: Any = np.asarray(out.terminated, np.bool_)
+                truncated = truncated_unless_terminated(terminated, np.asarray(out.truncated, np.bool_))
             else:
                 seeds = [int(s) for s in np.asarray(payload[0] if op == "reset_where" else payload).reshape(-1)]
                 if op == "reset_where":

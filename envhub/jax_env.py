@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import warnings
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -24,27 +24,13 @@ from envhub.env import Environment, SpacesOfOne
 from envhub.errors import InvalidArgumentError
 from envhub.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
 from envhub.tree import select
-from envhub.types import TimeStep
+from envhub.types import JaxStep, TimeStep
 
 S = TypeVar("S")
 Obs = TypeVar("Obs")
 Action = TypeVar("Action")
 
 RESET_MODES = ("real", "cached")
-
-
-class JaxStep(NamedTuple):
-    """What ``_step_one`` returns for one environment: the step as the backend computed it, before any reset.
-
-    ``truncated`` is the backend's own truncation (``False`` if it has none); the base adds its time limit.
-    """
-
-    state: Any
-    obs: Any
-    reward: Any
-    terminated: Any
-    truncated: Any
-    info: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True)

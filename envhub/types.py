@@ -1,10 +1,10 @@
-"""The data of the API: the ``TimeStep`` of every ``init``/``reset``/``step``, and the host-env structures."""
+"""The data of the API: the ``TimeStep`` of every ``init``/``reset``/``step``, the backends' step records, host state."""
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -117,10 +117,42 @@ class HostState:
 jax.tree_util.register_dataclass(HostState, data_fields=["handle", "version"], meta_fields=[])
 
 
-class HostStep(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class _KeywordsOnly:
+    """Base of the step records: fields are given by name, so a swapped field cannot pass as a wrong value."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            fields = ", ".join(f"{f.name}=..." for f in dataclasses.fields(cls))
+            raise TypeError(
+                f"{cls.__name__} takes keyword arguments only, got {len(args)} positional; "
+                f"write {cls.__name__}({fields})."
+            )
+        return super().__new__(cls)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class JaxStep(_KeywordsOnly):
+    """What a ``JaxEnvironment``'s ``_step_one`` returns for one environment, before any reset (keywords only).
+
+    ``JaxStep(state=..., obs=..., reward=..., terminated=..., truncated=..., info=...)``: ``truncated``
+    is the backend's own truncation (``False`` if it has none); the base adds its time limit.
+    """
+
+    state: Any
+    obs: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    info: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HostStep(_KeywordsOnly):
     """What a host environment's ``_host_step`` returns: NumPy values with a leading axis of ``n`` sub-envs.
 
-    Same-step auto-reset form: where a sub-env ended, ``obs`` is its next episode's first
+    ``HostStep(obs=..., reward=..., terminated=..., truncated=..., final_obs=..., info=...)`` (keywords
+    only), in same-step auto-reset form: where a sub-env ended, ``obs`` is its next episode's first
     observation and ``final_obs`` the one it reached. Values are cast to the declared spaces;
     ``truncated`` where ``terminated`` is dropped (terminated wins); missing ``info`` keys become zeros.
     """
@@ -133,4 +165,12 @@ class HostStep(NamedTuple):
     info: dict[str, Any]
 
 
-__all__ = ["HostState", "HostStep", "TimeStep", "truncated_unless_terminated"]
+jax.tree_util.register_dataclass(  # a pytree: _step_one runs under vmap
+    JaxStep, data_fields=["state", "obs", "reward", "terminated", "truncated", "info"], meta_fields=[]
+)
+jax.tree_util.register_dataclass(
+    HostStep, data_fields=["obs", "reward", "terminated", "truncated", "final_obs", "info"], meta_fields=[]
+)
+
+
+__all__ = ["HostState", "HostStep", "JaxStep", "TimeStep", "truncated_unless_terminated"]

@@ -74,12 +74,12 @@ class VecWalk:
         for i in np.flatnonzero(terminated | truncated):
             self.pos[i], self.t[i] = self.rngs[i].integers(0, 3), 0
         return HostStep(
-            self.pos[:, None].astype(np.float64),
-            terminated * 1.0,
-            terminated,
-            truncated,
-            final,
-            {"t": self.t.copy()},
+            obs=self.pos[:, None].astype(np.float64),
+            reward=terminated * 1.0,
+            terminated=terminated,
+            truncated=truncated,
+            final_obs=final,
+            info={"t": self.t.copy()},
         )
 
     def close(self):
@@ -178,7 +178,8 @@ def test_host_step_is_a_named_structure():
 
     class Positional(Walk):
         def _host_step(self, host, action):
-            return tuple(host.step(action))  # the old positional contract
+            s = host.step(action)  # the old positional contract: a plain tuple
+            return (s.obs, s.reward, s.terminated, s.truncated, s.final_obs, s.info)
 
     env = Positional()
     state, _ = env.init(KEY)

@@ -40,7 +40,14 @@ class Walk(envhub.JaxEnvironment[jax.Array, jax.Array, jax.Array]):
     def _step_one(self, key: jax.Array, pos: jax.Array, action: jax.Array) -> envhub.JaxStep:
         pos = pos + action
         # Python scalars in the info: the base must cast their weak types away
-        return envhub.JaxStep(pos, pos.astype(jnp.float32), 1.0, pos >= self.goal, False, {"moved": action > 0})
+        return envhub.JaxStep(
+            state=pos,
+            obs=pos.astype(jnp.float32),
+            reward=1.0,
+            terminated=pos >= self.goal,
+            truncated=False,
+            info={"moved": action > 0},
+        )
 
 
 def _run(env: envhub.Environment, actions: jax.Array):

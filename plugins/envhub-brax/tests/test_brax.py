@@ -23,7 +23,7 @@ from brax.envs.wrappers.training import EpisodeWrapper
 
 import envhub
 from envhub import testing
-from envhub.errors import EnvKwargsError, InvalidArgumentError, RenderError
+from envhub.plugin import EnvKwargsError, InvalidArgumentError, RenderError
 from envhub.wrappers import Wrapper, select
 
 ENV = "brax/inverted_pendulum"

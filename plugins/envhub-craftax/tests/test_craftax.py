@@ -19,8 +19,8 @@ from craftax.craftax_env import make_craftax_env_from_name
 from envhub_craftax.environment import CPU_RESET_CHUNK
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import EnvUnavailableError
+from envhub import testing
+from envhub.plugin import EnvUnavailableError, spaces
 
 CLASSIC = "Craftax-Classic-Symbolic-v1"
 ALL = envhub.list_envs("craftax")

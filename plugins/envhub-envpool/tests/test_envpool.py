@@ -15,8 +15,14 @@ from envhub_envpool.environment import EnvpoolState
 
 import envhub
 from envhub import testing
-from envhub.errors import ClosedEnvironmentError, HostVmapError, InvalidArgumentError, StaleStateError
-from envhub.host import HostState, key_to_seeds
+from envhub.plugin import (
+    ClosedEnvironmentError,
+    HostState,
+    HostVmapError,
+    InvalidArgumentError,
+    StaleStateError,
+    key_to_seeds,
+)
 
 warnings.filterwarnings("ignore", module="gymnasium")
 KEY = jax.random.key(0)

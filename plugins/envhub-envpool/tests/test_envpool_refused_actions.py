@@ -10,9 +10,7 @@ from envhub_envpool import xla_path
 from envhub_envpool.environment import EnvpoolState
 
 import envhub
-from envhub.env import values_checked_by_caller
-from envhub.errors import ActionError, StaleStateError
-from envhub.host import HostState
+from envhub.plugin import ActionError, HostState, StaleStateError, values_checked_by_caller
 
 warnings.filterwarnings("ignore", module="gymnasium")
 KEY = jax.random.key(0)

@@ -8,9 +8,8 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError
-from envhub.host import key_to_seeds
+from envhub import testing
+from envhub.plugin import ClosedEnvironmentError, HostEnvError, HostVmapError, StaleStateError, key_to_seeds, spaces
 
 KEY = jax.random.key(0)
 
@@ -352,7 +351,7 @@ def test_backend_kwargs_pass_through():
 
 
 def test_discrete_start_and_multidiscrete_map_to_envhub_spaces():
-    from envhub.gymnasium_spaces import from_gymnasium_space
+    from envhub.plugin import from_gymnasium_space
 
     space = from_gymnasium_space(
         gymnasium.spaces.Dict(

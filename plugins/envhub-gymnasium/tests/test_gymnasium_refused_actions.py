@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import envhub
-from envhub.errors import ActionError
+from envhub.plugin import ActionError
 
 KEY = jax.random.key(0)
 REFUSED = r"ActionError: Invalid action for 'gymnasium/CartPole-v1': {}{} is outside \[0, 2\)"

@@ -10,7 +10,7 @@ import pytest
 
 import envhub
 from envhub import testing
-from envhub.errors import RenderError
+from envhub.plugin import RenderError
 
 KEY = jax.random.key(0)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import EnvUnavailableError, RenderError
+from envhub import testing
+from envhub.plugin import EnvUnavailableError, RenderError, spaces
 
 ALL = envhub.list_envs("gymnax")
 AVAILABLE = [s.id for s in ALL if s.available]

@@ -19,8 +19,8 @@ from jumanji import specs
 from jumanji.types import StepType
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import EnvUnavailableError, InvalidArgumentError
+from envhub import testing
+from envhub.plugin import EnvUnavailableError, InvalidArgumentError, spaces
 
 ALL = envhub.list_envs("jumanji")
 AVAILABLE = [s.id for s in ALL if s.available]

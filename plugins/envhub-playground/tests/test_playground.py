@@ -26,9 +26,8 @@ with contextlib.redirect_stdout(sys.stderr):
 from envhub_playground import listing
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import EnvKwargsError, EnvUnavailableError, InvalidArgumentError
-from envhub.tree import select
+from envhub import testing
+from envhub.plugin import EnvKwargsError, EnvUnavailableError, InvalidArgumentError, select, spaces
 
 ALL = envhub.list_envs("playground")
 AVAILABLE = [s.name for s in ALL if s.available]

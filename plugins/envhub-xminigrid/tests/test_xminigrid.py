@@ -17,8 +17,8 @@ from xminigrid.core.rules import EmptyRule
 from xminigrid.types import RuleSet, StepType
 
 import envhub
-from envhub import spaces, testing
-from envhub.errors import EnvKwargsError, EnvUnavailableError, InvalidArgumentError
+from envhub import testing
+from envhub.plugin import EnvKwargsError, EnvUnavailableError, InvalidArgumentError, spaces
 
 ALL = envhub.list_envs("xminigrid")
 

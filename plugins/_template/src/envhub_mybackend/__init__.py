@@ -1,30 +1,31 @@
 """An example envhub backend: one JAX-native environment, registered through one hook.
 
 Keep this module light: import your backend library inside the factories, never at the top,
-so that `import envhub` and `envhub list` stay fast.
+so that `import envhub` and `envhub list` stay fast. Everything a plugin uses from envhub comes
+from `envhub.plugin` (the plugin API, kept stable), nothing from envhub's other modules.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import envhub
+from envhub.plugin import Environment, Kwarg, check_options_for, hookimpl, time_limit_kwargs
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
 ENVHUB_API = 1
 
 
-@envhub.hookimpl
+@hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Tell envhub which environments this backend offers."""
     for name in ("Chain-v0",):
         register(
             name,
             make_chain,
-            batching="native",  # the factory takes num_envs: envhub.JaxEnvironment batches inside
+            batching="native",  # the factory takes num_envs: JaxEnvironment batches inside
             description="walk right along a slippery chain",
-            check_options=envhub.check_options_for(CHECK_OPTIONS, name),
+            check_options=check_options_for(CHECK_OPTIONS, name),
             kwargs=KWARGS,  # or a function returning them, called by make (it may import your library)
         )
 
@@ -36,15 +37,15 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episo
 # The keyword arguments make() accepts, checked before the factory runs: an unknown name or a wrong
 # type is an envhub.EnvKwargsError listing these (and `envhub info` shows them). Types are Python
 # types or annotations (int, float, bool, str, X | None, Literal[...], tuple[float, ...], typing.Any).
-KWARGS: dict[str, envhub.Kwarg] = {
-    "length": envhub.Kwarg(int, 8, "cells in the chain"),
-    "slip": envhub.Kwarg(float, 0.1, "probability that a move goes the other way"),
+KWARGS: dict[str, Kwarg] = {
+    "length": Kwarg(int, 8, "cells in the chain"),
+    "slip": Kwarg(float, 0.1, "probability that a move goes the other way"),
     # max_episode_steps, envhub's name for the time limit, and max_steps, this backend's old one, as its alias
-    **envhub.kwargs.time_limit_kwargs(50, native="max_steps"),
+    **time_limit_kwargs(50, native="max_steps"),
 }
 
 
-def make_chain(**kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+def make_chain(**kwargs: Any) -> Environment[Any, Any, Any]:
     from envhub_mybackend.chain import make_chain  # the heavy import happens here, on first make
 
     return make_chain(**kwargs)

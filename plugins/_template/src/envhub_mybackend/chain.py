@@ -7,15 +7,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-import envhub
-from envhub import spaces
-from envhub.jax_env import take_time_limit
+from envhub.plugin import JaxEnvironment, JaxStep, spaces, take_time_limit
 
 
-class Chain(envhub.JaxEnvironment[jax.Array, jax.Array, jax.Array]):
+class Chain(JaxEnvironment[jax.Array, jax.Array, jax.Array]):
     """Move left (0) or right (1); with probability ``slip`` the move goes the other way.
 
-    Reaching the right end terminates with reward 1. ``envhub.JaxEnvironment`` does the rest: the
+    Reaching the right end terminates with reward 1. ``JaxEnvironment`` does the rest: the
     time limit (``max_episode_steps``, truncation), the same-step auto-reset with ``final_obs``, the
     batch (``num_envs``), and compiling eager calls.
     """
@@ -36,13 +34,20 @@ class Chain(envhub.JaxEnvironment[jax.Array, jax.Array, jax.Array]):
         pos = jax.random.randint(key, (), 0, self.length // 2)  # the state is the position
         return pos, self._observe(pos)
 
-    def _step_one(self, key: jax.Array, pos: jax.Array, action: jax.Array) -> envhub.JaxStep:
+    def _step_one(self, key: jax.Array, pos: jax.Array, action: jax.Array) -> JaxStep:
         slipped = jax.random.uniform(key) < self.slip
         move = jnp.where(slipped, 1 - 2 * action, 2 * action - 1)
         pos = jnp.clip(pos + move, 0, self.length - 1)
         terminated = pos == self.length - 1
         no_truncation = jnp.bool_(False)  # the time limit is the base's
-        return envhub.JaxStep(pos, self._observe(pos), terminated, terminated, no_truncation, {"slipped": slipped})
+        return JaxStep(
+            state=pos,
+            obs=self._observe(pos),
+            reward=terminated.astype(jnp.float32),  # 1 on reaching the goal
+            terminated=terminated,
+            truncated=no_truncation,
+            info={"slipped": slipped},
+        )
 
 
 def make_chain(**kwargs: Any) -> Chain:

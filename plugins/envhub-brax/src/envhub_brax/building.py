@@ -9,8 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from envhub.jax_env import jax_kwargs
-from envhub.kwargs import Kwarg, from_signature
+from envhub.plugin import Kwarg, from_signature, jax_kwargs
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -38,7 +37,7 @@ def check_arguments(
     kwargs: dict[str, Any],
 ) -> None:
     """Raise ``InvalidArgumentError`` naming the bad value and the fix."""
-    from envhub.errors import InvalidArgumentError
+    from envhub.plugin import InvalidArgumentError
 
     if backend is not None and backend not in BACKENDS:
         raise InvalidArgumentError(f"backend={backend!r} for brax/{name}: use one of {BACKENDS} (or omit it).")

@@ -18,9 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub import spaces
-from envhub.jax_env import JaxState, JaxStep, take_time_limit
-from envhub.render import use_egl_when_headless
+from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit, use_egl_when_headless
 from envhub_brax import building
 
 DEFAULT_LIMIT = 1000  # brax's training default episode length
@@ -152,7 +150,14 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
     def _step_one(self, key: jax.Array, state: Any, action: jax.Array) -> JaxStep:
         stepped = self.brax_env.step(state, action)  # brax's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # brax has no time limit of its own: the base's counts
-        return JaxStep(stepped, stepped.obs, stepped.reward, stepped.done > 0, no_truncation, dict(stepped.metrics))
+        return JaxStep(
+            state=stepped,
+            obs=stepped.obs,
+            reward=stepped.reward,
+            terminated=stepped.done > 0,
+            truncated=no_truncation,
+            info=dict(stepped.metrics),
+        )
 
 
 def _obs_space(obs: Any) -> spaces.Space:

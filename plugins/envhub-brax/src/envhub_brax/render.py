@@ -68,7 +68,7 @@ def draw(env: Any, state: Any, index: int | None, *, height: int = 240, width: i
     """
     import mujoco
 
-    from envhub.errors import RenderError
+    from envhub.plugin import RenderError
 
     pipeline = jax.device_get(state.env.pipeline_state)
     if env.num_envs is not None:

@@ -25,11 +25,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub import host_callback, spaces
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
-from envhub.gymnasium_spaces import from_gymnasium_space
-from envhub.host import key_to_seeds
-from envhub.types import TimeStep, truncated_unless_terminated
+from envhub.plugin import (
+    ClosedEnvironmentError,
+    InvalidArgumentError,
+    TimeStep,
+    call_host,
+    from_gymnasium_space,
+    key_to_seeds,
+    spaces,
+    truncated_unless_terminated,
+)
 from envhub_envpool._shim import import_envpool
 from envhub_envpool.layout import info_spec_of, map_space
 
@@ -109,7 +114,7 @@ class AsyncEnvpool:
             raise ClosedEnvironmentError(self.id, fn.__name__.removeprefix("_host_"))
         if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args)):
             flat_fn = _Flat(fn, jax.tree.structure(args))
-            flat = host_callback.call_host(flat_fn, jax.tree.leaves(struct), *jax.tree.leaves(args))
+            flat = call_host(flat_fn, jax.tree.leaves(struct), *jax.tree.leaves(args))
             return jax.tree.unflatten(jax.tree.structure(struct), flat)
         return jax.tree.map(jnp.asarray, fn(*jax.tree.map(np.asarray, args)))
 

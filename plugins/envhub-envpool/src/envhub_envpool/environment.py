@@ -27,11 +27,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub.action_check import host_value_checker
-from envhub.env import checks_values_on_host
-from envhub.errors import EnvUnavailableError
-from envhub.host import HostEnvironment, HostState, HostStep, key_to_seeds
-from envhub.types import TimeStep
+from envhub.plugin import (
+    EnvUnavailableError,
+    HostEnvironment,
+    HostState,
+    HostStep,
+    TimeStep,
+    checks_values_on_host,
+    host_value_checker,
+    key_to_seeds,
+)
 from envhub_envpool import render, spares
 from envhub_envpool._shim import import_envpool, xla_available
 from envhub_envpool.layout import Layout, has_64bit

@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub import spaces
-from envhub.gymnasium_spaces import from_gymnasium_space
+from envhub.plugin import from_gymnasium_space, spaces
 
 _DROPPED_INFO = ("env_id", "players")  # physical ids: meaningless to the user
 

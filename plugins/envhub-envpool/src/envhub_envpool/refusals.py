@@ -18,8 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from envhub import spaces
-from envhub.errors import ActionError, ClosedEnvironmentError, HostVmapError, StaleStateError
+from envhub.plugin import ActionError, ClosedEnvironmentError, HostVmapError, StaleStateError, spaces
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from envhub.errors import RenderError
-from envhub.render import use_egl_when_headless
+from envhub.plugin import RenderError, use_egl_when_headless
 
 
 def is_mujoco(pool: Any) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from envhub.types import HostStep, truncated_unless_terminated
+from envhub.plugin import HostStep, truncated_unless_terminated
 from envhub_envpool.layout import Layout
 
 Cond = Callable[[Any, Callable[[Any], Any], Any], Any]  # (predicate, fn, carry) -> fn(carry) or carry
@@ -70,12 +70,12 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
         fresh,
         first,
         HostStep(
-            where(xp, done, first_obs, obs),
-            reward,
-            terminated,
-            truncated_unless_terminated(terminated, truncated),
-            obs,
-            where(xp, done, first_info, info),
+            obs=where(xp, done, first_obs, obs),
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated_unless_terminated(terminated, truncated),
+            final_obs=obs,
+            info=where(xp, done, first_info, info),
         ),
     )
 

@@ -20,9 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub import host_callback
-from envhub.errors import ClosedEnvironmentError, HostEnvError, StaleStateError
-from envhub.types import TimeStep
+from envhub.plugin import ClosedEnvironmentError, HostEnvError, StaleStateError, TimeStep, call_host
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
 from envhub_envpool.refusals import Refusal, ValueCheck, refuse_vmap, values_valid
@@ -194,9 +192,9 @@ class XlaPath:
         raise from the host, or return 0 (shaped like a guard)."""
         struct = [jax.ShapeDtypeStruct((), jnp.int32)]
         if values is None:
-            return host_callback.call_host(Refusal(self.layout.env_id, op, bound=bound), struct, step, newest)[0]
+            return call_host(Refusal(self.layout.env_id, op, bound=bound), struct, step, newest)[0]
         refusal = Refusal(self.layout.env_id, op, jax.tree.structure(action), bound, values.check)
-        return host_callback.call_host(refusal, struct, step, newest, *jax.tree.leaves(action))[0]
+        return call_host(refusal, struct, step, newest, *jax.tree.leaves(action))[0]
 
     def core(self, bound: Bound, state: EnvpoolState, action: jax.Array) -> tuple[EnvpoolState, TimeStep[Any]]:
         """One send/recv round trip through the spare scheme (``spares.advance`` with jax.numpy)."""
@@ -253,7 +251,7 @@ class XlaPath:
             struct = jax.eval_shape(
                 lambda p, f, i, m: (f, i, spares.take(i["obs"], p), spares.take(i["info"], p)), *operands
             )
-            flat = host_callback.call_host(
+            flat = call_host(
                 _ForceReset(state.pool, jax.tree.structure(operands), checked=False),
                 jax.tree.leaves(struct),
                 *jax.tree.leaves(operands),

@@ -13,10 +13,17 @@ import numpy as np
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode
 
-from envhub import spaces
-from envhub.errors import EnvUnavailableError, HostEnvError, InvalidArgumentError, RenderError
-from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action
-from envhub.host import HostEnvironment, HostStep
+from envhub.plugin import (
+    EnvUnavailableError,
+    HostEnvError,
+    HostEnvironment,
+    HostStep,
+    InvalidArgumentError,
+    RenderError,
+    from_gymnasium_space,
+    spaces,
+    to_gymnasium_action,
+)
 from envhub_gymnasium import same_step
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
@@ -129,15 +136,23 @@ class GymnasiumEnvironment(HostEnvironment):
         obs = _plain(obs) if self._nested_obs else obs
         done = np.logical_or(terminated, truncated)
         if not done.any():
-            return HostStep(obs, reward, terminated, truncated, obs, info)
+            return HostStep(
+                obs=obs, reward=reward, terminated=terminated, truncated=truncated, final_obs=obs, info=info
+            )
         if self._adapter is not None:
-            return HostStep(self._adapter(host, done), reward, terminated, truncated, obs, info)
+            first = self._adapter(host, done)
+            return HostStep(
+                obs=first, reward=reward, terminated=terminated, truncated=truncated, final_obs=obs, info=info
+            )
         # info["final_obs"][i] is sub-env i's last obs, None where it did not end
         leaves = [np.array(x, copy=True) for x in self._leaves(obs)]
         for i in np.flatnonzero(done):
             for leaf, value in zip(leaves, self._leaves(_plain(info["final_obs"][i]))):
                 leaf[i] = value
-        return HostStep(obs, reward, terminated, truncated, self._unflatten(leaves), info)
+        final_obs = self._unflatten(leaves)
+        return HostStep(
+            obs=obs, reward=reward, terminated=terminated, truncated=truncated, final_obs=final_obs, info=info
+        )
 
     def _host_render(self, host: Any) -> Any:
         if not self.render_modes:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import gymnasium
 from gymnasium.envs.registration import load_env_creator
 
-from envhub.kwargs import OTHERS, Kwarg, from_signature, infer_type, time_limit_kwargs
+from envhub.plugin import OTHERS, Kwarg, from_signature, infer_type, time_limit_kwargs
 
 VECTORIZATION_MODES = ("sync", "async", "vector_entry_point")
 

@@ -13,8 +13,7 @@ import numpy as np
 from gymnax.environments import spaces as gymnax_spaces
 
 import envhub
-from envhub import spaces
-from envhub.jax_env import JaxStep, take_time_limit
+from envhub.plugin import JaxStep, spaces, take_time_limit
 
 
 def _unbounded(space: spaces.Space) -> spaces.Space:
@@ -95,7 +94,7 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         from envhub_gymnax.render import draw
 
         if not self.render_modes:
-            from envhub.errors import RenderError
+            from envhub.plugin import RenderError
 
             raise RenderError(
                 self.id,
@@ -121,7 +120,9 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
         obs, state, reward, terminated, info = self.gymnax_env.step_env(key, state, action, self.params)
         truncated = self.gymnax_env.is_truncated(state, self.params)
-        return JaxStep(state, obs, reward, terminated, truncated, _public_info(info))
+        return JaxStep(
+            state=state, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info=_public_info(info)
+        )
 
 
 def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:

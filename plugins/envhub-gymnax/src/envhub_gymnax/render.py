@@ -30,7 +30,7 @@ DRAWABLE = frozenset(
 
 def draw(env: Any, state: Any) -> np.ndarray:
     """One uint8 RGB frame of one gymnax ``state`` of the envhub environment ``env``."""
-    from envhub.errors import MissingDependencyError
+    from envhub.plugin import MissingDependencyError
 
     name = env.gymnax_env.name
     try:

@@ -14,9 +14,7 @@ from jumanji import specs
 from jumanji.types import StepType
 
 import envhub
-from envhub import spaces
-from envhub.errors import InvalidArgumentError
-from envhub.jax_env import JaxStep, take_time_limit
+from envhub.plugin import InvalidArgumentError, JaxStep, spaces, take_time_limit
 
 # jumanji environments whose own time limit is a true truncation (``StepType.LAST`` with discount 1):
 # ``max_episode_steps`` is their ``time_limit`` and jumanji's flags are kept as they are.
@@ -94,7 +92,15 @@ class JumanjiEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
         # jumanji's step takes no key: its state carries one (the base's key is used for resets).
         state, timestep = self.jumanji_env.step(state, action)
-        return JaxStep(state, timestep.observation, *flags(timestep), self._info(timestep))
+        reward, terminated, truncated = flags(timestep)
+        return JaxStep(
+            state=state,
+            obs=timestep.observation,
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            info=self._info(timestep),
+        )
 
     def _info(self, timestep: Any) -> dict[str, Any]:
         info = {**timestep.extras, "discount": timestep.discount}

@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 import envhub
-from envhub.render import use_egl_when_headless
+from envhub.plugin import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.

@@ -18,9 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub import spaces
-from envhub.errors import InvalidArgumentError
-from envhub.jax_env import JaxStep, take_time_limit
+from envhub.plugin import InvalidArgumentError, JaxStep, spaces, take_time_limit
 
 IMPLS = ("jax", "warp", "c", "cpp")
 
@@ -117,7 +115,14 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
     def _step_one(self, key: jax.Array, state: Any, action: jax.Array) -> JaxStep:
         stepped = self.playground_env.step(state, action)  # playground's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # playground's time limit is a wrapper's: the base counts it
-        return JaxStep(stepped, stepped.obs, stepped.reward, stepped.done > 0, no_truncation, dict(stepped.metrics))
+        return JaxStep(
+            state=stepped,
+            obs=stepped.obs,
+            reward=stepped.reward,
+            terminated=stepped.done > 0,
+            truncated=no_truncation,
+            info=dict(stepped.metrics),
+        )
 
 
 def _config_fields(name: str, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -18,9 +18,7 @@ from xminigrid.core.constants import NUM_COLORS, NUM_TILES
 from xminigrid.types import StepType
 
 import envhub
-from envhub import spaces
-from envhub.errors import EnvUnavailableError, InvalidArgumentError
-from envhub.jax_env import JaxState, JaxStep, take_time_limit
+from envhub.plugin import EnvUnavailableError, InvalidArgumentError, JaxState, JaxStep, spaces, take_time_limit
 
 #: The kwargs of XLand-MiniGrid environments that pick their rules and goal.
 RULESET_KWARGS = ("benchmark", "ruleset_id", "ruleset")
@@ -112,7 +110,14 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         last = timestep.step_type == StepType.LAST
         terminated = last & (timestep.discount == 0.0)  # discount 0: a terminal state (a goal reached)
         truncated = last & (timestep.discount != 0.0)  # LAST with discount 1: max_steps reached
-        return JaxStep(timestep, timestep.observation, timestep.reward, terminated, truncated, {})
+        return JaxStep(
+            state=timestep,
+            obs=timestep.observation,
+            reward=timestep.reward,
+            terminated=terminated,
+            truncated=truncated,
+            info={},
+        )
 
 
 def _build(name: str, params: Any, kwargs: dict[str, Any]) -> tuple[Any, Any]:
