@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from envhub import errors, kwargs, pickling, sharding, spaces, wrappers
 from envhub._version import __version__
-from envhub.checking import checked
 from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
+from envhub.checking import checked
 from envhub.env import Environment
 from envhub.errors import EnvKwargsError
 from envhub.hookspecs import hookimpl

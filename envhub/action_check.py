@@ -149,11 +149,3 @@ __all__ = [
     "value_range",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """``check_values``, ``checked`` and ``report_in_jit`` moved to ``envhub.checking``."""
-    if name in ("check_values", "checked", "report_in_jit"):
-        from envhub import checking
-
-        return getattr(checking, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

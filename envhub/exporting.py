@@ -5,7 +5,8 @@ it was not told how to name (a backend's state class, ``TimeStep``, a wrapper's 
 ``register_for_export(tree)`` registers every node type in ``tree`` that is not yet registered: a
 NamedTuple by name, any other node type by ``module.qualname`` with its auxiliary data pickled (only
 deserialize exports you trust, as with any pickle). ``Environment.init`` calls it on what it returns
-and on the action space's structure, so every env's state, TimeStep and actions are covered. A process
+and on the action space's structure, so every env's state, TimeStep and actions are covered;
+``envhub.rollout``'s ``Trajectory`` and ``Transition`` are registered when it is imported. A process
 that deserializes such an export must have registered the same types: ``make`` the env and ``init`` it
 once, or call ``register_for_export`` on a tree of the same structure.
 """
@@ -35,6 +36,14 @@ def register_for_export(tree: Any) -> None:
         _seen.add(treedef)
 
 
+def register_types(*nodetypes: type) -> None:
+    """Register pytree node types (already pytrees) with ``jax.export``, e.g. a result type of envhub's own."""
+    with _lock:
+        for nodetype in nodetypes:
+            if nodetype not in _done:
+                _register(nodetype)
+
+
 def _walk(treedef: jax.tree_util.PyTreeDef) -> None:
     data = treedef.node_data()
     if data is not None and data[0] not in _BUILTIN and data[0] not in _done:
@@ -57,4 +66,4 @@ def _register(nodetype: type) -> None:
     _done.add(nodetype)
 
 
-__all__ = ["register_for_export"]
+__all__ = ["register_for_export", "register_types"]

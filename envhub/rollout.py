@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
+from envhub.exporting import register_types
 from envhub.types import TimeStep
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
@@ -67,6 +68,7 @@ class Trajectory:
 
 for _cls, _fields in ((Transition, Transition.__dataclass_fields__), (Trajectory, Trajectory.__dataclass_fields__)):
     jax.tree_util.register_dataclass(_cls, data_fields=list(_fields), meta_fields=[])
+register_types(Transition, Trajectory)  # so a jax.export of a rollout serializes its results
 
 
 def rollout(

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from envhub import testing
+
 TEMPLATE = Path(__file__).resolve().parents[1] / "plugins" / "_template"
 
 
@@ -55,7 +57,7 @@ def test_template_passes_envhub_check(installed):
     run = _envhub(installed, "check", "mybackend/Chain-v0", "-n", "4", "--json", "-q")
     report = json.loads(run.stdout)
     assert run.returncode == 0, report
-    assert report["passed"] and len(report["checks"]) == 10
+    assert report["passed"] and [c["name"] for c in report["checks"]] == list(testing.CHECKS)  # every check ran
     assert [c["name"] for c in report["checks"] if c["status"] == "skip"] == [
         "vmap"
     ]  # -n 4: batched, as TestBatchedChain
@@ -70,7 +72,8 @@ def test_template_own_tests_pass(installed):
         cwd=TEMPLATE,
     )
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "20 passed, 1 skipped" in run.stdout
+    # two kit classes, each with every check (the batched one skips vmap), plus the template's one own test
+    assert f"{2 * len(testing.CHECKS) - 1 + 1} passed, 1 skipped" in run.stdout, run.stdout[-500:]
 
 
 def test_template_declares_its_kwargs_for_envhub_info(installed):

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.action_check import checked
+from envhub.checking import checked
 from envhub.env import STRICT, Environment
 from envhub.errors import ActionError
 from envhub.testing._compare import CheckFailure, CheckSkipped, require
