@@ -456,7 +456,8 @@ def test_dict_observation_env_passes_the_kit(test_envs):
         lambda **kw: envhub.make("gymnasium/EnvhubDict-v0", **kw),
         testing.Options(time_limit_kwarg="max_episode_steps", time_limit=3),
     )
-    assert all(r.passed for r in results), testing.format_report(results)
+    assert not any(r.failed for r in results), testing.format_report(results)
+    assert {r.name for r in results if r.skipped} == {"pure", "export"}  # host envs call the host by design
 
 
 def test_backend_exception_surfaces_as_host_env_error(test_envs):
