@@ -63,7 +63,7 @@ def test_a_correct_env_passes_the_three_checks():
         ("host_callback", "export", "jax.export refused the step"),
         ("unchecked_values", "refusal", "eager env.step: an invalid action was accepted"),
         ("unchecked_values", "pure", "validate_actions='strict' put no host callback in step"),
-        ("refusal_advances", "refusal", "differs from a run that never saw the refusal"),
+        ("refusal_deletes_state", "refusal", "the state passed in cannot step again"),
     ],
 )
 def test_each_violation_is_caught(bug, check, message):
@@ -128,7 +128,14 @@ def test_export_without_flatbuffers_compares_then_skips(monkeypatch):
     monkeypatch.setattr(jax.export.Exported, "serialize", no_flatbuffers)
     result = testing.run_check("export", make(), OPTIONS)
     assert result.skipped and "it matches env.step" in result.message and "install 'flatbuffers'" in result.message
-    broken = testing.run_check("export", make("refusal_advances"), OPTIONS)  # a mismatch still fails
+    real_call = jax.export.Exported.call
+
+    def off_by_one(self, *args, **kwargs):
+        state, ts = real_call(self, *args, **kwargs)
+        return state, ts.replace(reward=ts.reward + 1)
+
+    monkeypatch.setattr(jax.export.Exported, "call", off_by_one)
+    broken = testing.run_check("export", make(), OPTIONS)  # a mismatch still fails
     assert broken.failed and "differ from env.step's" in broken.message
 
 

@@ -118,9 +118,13 @@ def check_pure(probe: Probe) -> None:
         )
     if any(_checkable(s) for s in _leaves(env.action_space)):
         # The opt-in hard stop must be seen: proves host_callbacks reads this program's lowering.
-        strict = probe.fresh()
-        strict.validate_actions = STRICT
-        text = jax.jit(strict.step).lower(*_args(probe, None)["step"]).as_text()
+        # a new function, so jit traces it afresh (the env's own step may be in jit's cache already)
+        args, before = _args(probe, None)["step"], env.validate_actions
+        env.validate_actions = STRICT
+        try:
+            text = jax.jit(lambda k, s, a: env.step(k, s, a)).lower(*args).as_text()
+        finally:
+            env.validate_actions = before
         require(
             host_callbacks(text),
             "validate_actions='strict' put no host callback in step: step ignores "
@@ -235,21 +239,32 @@ def check_refusal(probe: Probe) -> None:
             f"no value of the action space {env.action_space!r} can be invalid (no discrete or float leaf)"
         )
     native, strict = env.is_jax_native, env.validate_actions == STRICT
-    if native and not strict:
-        jitted, how = checked(jax.jit(env.step)), "envhub.checked(jax.jit(env.step))"
-    else:
-        jitted, how = jax.jit(env.step), "jax.jit(env.step)" + (" of a host env" if not native else ", strict")
-    state = env.init(key)[0] if native else None
-    for name, step in (("eager env.step", env.step), (how, jitted)):
-        if native:  # a pure env's reference: the same state, stepped before the refusal
-            reference = step(key, state, good)
-        else:  # a host env's: a fresh env that never saw the refusal (its state holds its own handles)
-            other = probe.fresh()
-            reference = (other.step if step is env.step else jax.jit(other.step))(key, other.init(key)[0], good)[1]
-            state = env.init(key)[0]
+    if native:
+        # A pure env's state is immutable: what must hold is that both paths refuse and that the state
+        # passed in is still alive (nothing donated) and steps as before. One plain jitted step is the
+        # reference (eager steps would run op by op: seconds on physics envs, for nothing more).
+        plain = jax.jit(lambda k, s, a: env.step(k, s, a))
+        refusing = jax.jit(lambda k, s, a: env.step(k, s, a)) if strict else checked(lambda k, s, a: env.step(k, s, a))
+        how = "jax.jit(env.step), strict" if strict else "envhub.checked(env.step)"
+        state = env.init(key)[0]
+        reference = plain(key, state, good)
+        for name, step in (("eager env.step", env.step), (how, refusing)):
+            _refuses(step, (key, state, bad), name)
+            try:
+                after = plain(key, state, good)
+            except Exception as exc:  # noqa: BLE001 - e.g. "Array has been deleted": donated to the refused call
+                raise CheckFailure(f"{name}: after a refused action, the state passed in cannot step again: {exc}")
+            off = _differences(after, reference, options.atol)
+            require(off == 0, f"{name}: after a refused action, the same state steps differently ({off} leaves)")
+        return
+    for name, step in (("eager env.step", env.step), ("jax.jit(env.step) of a host env", jax.jit(env.step))):
+        # a host env's reference: a fresh env that never saw the refusal (its state holds its own handles)
+        other = probe.fresh()
+        reference = (other.step if step is env.step else jax.jit(other.step))(key, other.init(key)[0], good)[1]
+        state = env.init(key)[0]
         _refuses(step, (key, state, bad), name)
         after = step(key, state, good)
-        off = _differences(after if native else after[1], reference, options.atol)
+        off = _differences(after[1], reference, options.atol)
         require(
             off == 0,
             f"{name}: after a refused action, stepping the same state with a valid action "

@@ -23,7 +23,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub.env import Environment
-from envhub.errors import InvalidArgumentError
+from envhub.errors import ActionError, InvalidArgumentError
 from envhub.hookspecs import hookimpl
 from envhub.specs import check_options_for
 from envhub.types import TimeStep
@@ -42,7 +42,7 @@ BUGS: dict[str, str] = {
     "reset_state": "reset returns a state with an extra field",
     "host_callback": "step calls the host (jax.pure_callback on the reward): not pure XLA, not exportable",
     "unchecked_values": "step skips the action-value check (an out-of-range action moves the agent)",
-    "refusal_advances": "a refused action still counts as a step: the next step's clock is one ahead",
+    "refusal_deletes_state": "a refused action deletes the state passed in (as a buffer donated to the call would)",
 }
 
 
@@ -93,8 +93,14 @@ class Corridor(Environment[Any, Any, Any]):
     def step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         if self.bug == "unchecked_values":
             return self._step(key, state, action)
-        if self.bug == "refusal_advances":  # host-side bookkeeping before the check, as a buggy host env might
-            self._calls = getattr(self, "_calls", 0) + 1
+        if self.bug == "refusal_deletes_state":
+            try:
+                return super().step(key, state, action)
+            except ActionError:
+                for leaf in jax.tree.leaves(state):
+                    if isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer):
+                        leaf.delete()
+                raise
         return super().step(key, state, action)
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
@@ -109,8 +115,6 @@ class Corridor(Environment[Any, Any, Any]):
         if self.bug == "both_flags":
             truncated = (t >= self.max_steps) | terminated
         done = terminated | truncated
-        if self.bug == "refusal_advances":
-            t = t + getattr(self, "_calls", 0)
         reached = self._obs(pos, t)
         new_pos = jnp.where(done, self._start(key), pos)
         new_t = jnp.where(done, 0, t)
