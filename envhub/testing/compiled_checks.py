@@ -241,19 +241,22 @@ def check_refusal(probe: Probe) -> None:
     native, strict = env.is_jax_native, env.validate_actions == STRICT
     if native:
         # A pure env's state is immutable: what must hold is that both paths refuse and that the state
-        # passed in is still alive (nothing donated) and steps as before. One plain jitted step is the
-        # reference (eager steps would run op by op: seconds on physics envs, for nothing more).
-        plain = jax.jit(lambda k, s, a: env.step(k, s, a))
-        refusing = jax.jit(lambda k, s, a: env.step(k, s, a)) if strict else checked(lambda k, s, a: env.step(k, s, a))
+        # passed in is still alive (nothing donated) and steps as before. The refusing program itself,
+        # with a valid action, is the reference: one compile (eager steps would run op by op).
+        def traced_afresh(k: jax.Array, s: Any, a: Any) -> Any:  # a new function: not in jit's cache
+            return env.step(k, s, a)
+
+        compiled = jax.jit(traced_afresh) if strict else checked(traced_afresh)
         how = "jax.jit(env.step), strict" if strict else "envhub.checked(env.step)"
         state = env.init(key)[0]
-        reference = plain(key, state, good)
-        for name, step in (("eager env.step", env.step), (how, refusing)):
+        reference = compiled(key, state, good)
+        for name, step in (("eager env.step", env.step), (how, compiled)):
             _refuses(step, (key, state, bad), name)
             try:
-                after = plain(key, state, good)
+                after = compiled(key, state, good)
             except Exception as exc:  # noqa: BLE001 - e.g. "Array has been deleted": donated to the refused call
-                raise CheckFailure(f"{name}: after a refused action, the state passed in cannot step again: {exc}")
+                message = f"{name}: after a refused action, the state passed in cannot step again: {exc}"
+                raise CheckFailure(message) from None
             off = _differences(after, reference, options.atol)
             require(off == 0, f"{name}: after a refused action, the same state steps differently ({off} leaves)")
         return
