@@ -63,8 +63,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from packaging.requirements import Requirement  # noqa: E402
 
-# The python blocks of README.md and docs/*.md run as tests (tests/markdown_blocks.py).
-pytest_plugins = ["markdown_blocks"]
+# The python blocks of README.md and docs/*.md run as tests (tests/markdown_blocks.py); `-m quick`
+# selects the inner-loop tier (tests/tiers.py).
+pytest_plugins = ["markdown_blocks", "tiers"]
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 

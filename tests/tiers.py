@@ -1,0 +1,62 @@
+"""The quick tier, ``pytest -n 2 -m quick``: the inner loop while editing, not CI (CI runs everything).
+
+It selects every core test and docs block but the slow ones (``SLOW``: side venvs, the release build,
+subprocess jobs, whole-kit runs on wrappers) and, for every in-repo backend, the one conformance-kit
+class that stands for it (``KIT``): each backend is exercised, through every kit check, once. Timings:
+CONTRIBUTING.md ("The quick tier"). A test that becomes slow goes into ``SLOW``; a test for a backend
+that has no class in ``KIT`` is not in the tier, so a new plugin adds its class here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: Per plugin folder: the conformance-kit class run in the quick tier.
+KIT = {
+    "envhub-gymnax": "TestBatchedCartPole",
+    "envhub-gymnasium": "TestCartPoleBatched",
+    "envhub-envpool": "TestCartPoleBatched",
+    "envhub-brax": "TestInvertedPendulum",
+    "envhub-jumanji": "TestBatchedSnake",
+    "envhub-craftax": "TestKitClassicSymbolic",
+    "envhub-xminigrid": "TestKit_MiniGrid_DoorKey_5x5",
+    "envhub-playground": "TestKitPendulumSwingup",
+}
+#: Core tests left out (node ids without parameters): more than 5 s each on this project's 2-core CI.
+SLOW = {
+    "tests/test_action_values.py::test_every_backend_eager_and_jit",
+    "tests/test_docs.py::test_site_builds_strict_with_every_page",
+    "tests/test_interop_vector.py::test_every_gymnasium_vector_wrapper_steps",
+    "tests/test_pure_programs.py::test_a_second_process_loads_the_programs_from_the_cache",
+    "tests/test_pure_programs.py::test_no_host_callback_in_any_program",
+    "tests/test_sharding.py::test_eight_devices_bit_identical_and_sharded",
+    "tests/test_sharding.py::test_two_processes_each_step_their_shard",
+    "tests/test_template_plugin.py::test_template_own_tests_pass",
+    "tests/test_template_plugin.py::test_template_passes_envhub_check",
+    "tests/test_testing.py::test_batched_env_passes_and_skips_vmap_with_the_reason",
+    "tests/test_wrappers.py::test_frame_stack_kit_batched",
+    "tests/test_wrappers.py::test_structure_is_identical_from_init_reset_and_step",
+    "tests/test_wrappers.py::test_time_limit_passes_the_kit_on_gymnax",
+    "tests/test_wrappers_host.py::test_the_kit_passes_on_wrapped_host_envs",
+    "tests/test_host.py::test_walk_passes_the_conformance_kit",
+    "docs/export.md::line-85",
+    "docs/backends.md::line-143",
+}
+
+
+def quick(item: pytest.Item) -> bool:
+    """Whether ``item`` is in the quick tier."""
+    nodeid = item.nodeid
+    parts = nodeid.split("::")
+    if parts[0].startswith("plugins/"):
+        folder = parts[0].split("/")[1]
+        return len(parts) == 3 and parts[1] == KIT.get(folder)
+    if any(item.get_closest_marker(name) is not None for name in ("release", "side_venv")):
+        return False
+    return nodeid.split("[")[0] not in SLOW
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if quick(item):
+            item.add_marker(pytest.mark.quick)
