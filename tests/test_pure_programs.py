@@ -90,8 +90,9 @@ def test_no_host_callback_in_any_program(name, num_envs):
         "step": _lowered(env.step, KEY, state, action),
     }
     assert {k: _host_calls(v) for k, v in programs.items()} == {"init": [], "reset": [], "step": []}
-    env.unwrapped.validate_actions = "strict"  # the opt-in is the one way a callback gets in
-    assert _host_calls(_lowered(env.step, KEY, state, action))
+    if num_envs is not None:  # the opt-in is the one way a callback gets in (once per wrapper is enough)
+        env.unwrapped.validate_actions = "strict"
+        assert _host_calls(_lowered(env.step, KEY, state, action))
 
 
 def test_rollout_and_user_vmap_are_pure():
