@@ -113,8 +113,9 @@ def check_values(env_id: str, space: spaces.Space, action: Any, *, hard_stop: bo
         if problem is not None:
             raise ActionError(env_id, problem, space, fix=VALUES_FIX)
         return action
-    if not hard_stop:
-        if _reporting():
+    reporting = _reporting()
+    if not hard_stop and reporting != _STOP:
+        if reporting:
             for path, sub, index in parts:
                 _debug_check(env_id, space, path, sub, leaves[index])
         return action
@@ -162,17 +163,37 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     if not callable(fn):
         raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
     run = jax.jit(checkify.checkify(fn, errors=checkify.user_checks))
+    stop = jax.jit(fn)
+    checkify_works = [True]
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        with report_in_jit():
-            error, out = run(*args, **kwargs)
-        message = error.get()
-        if message is not None:
-            if message.startswith(ActionError.PREFIX):
-                raise ActionError.from_message(message.removesuffix(_CHECKIFY_SUFFIX))
-            error.throw()
-        return out
+        if checkify_works[0]:
+            try:
+                with report_in_jit():
+                    error, out = run(*args, **kwargs)
+            except ValueError as exc:
+                if "batched while" not in str(exc):
+                    raise
+                checkify_works[0] = False
+            else:
+                message = error.get()
+                if message is not None:
+                    if message.startswith(ActionError.PREFIX):
+                        raise ActionError.from_message(message.removesuffix(_CHECKIFY_SUFFIX))
+                    error.throw()
+                return out
+        # checkify cannot transform a jax.vmap of a while loop (a batched brax or MuJoCo step): the
+        # checks become the strict hard stop for this function, and its error is raised as ours
+        with report_in_jit(_STOP):
+            try:
+                return stop(*args, **kwargs)
+            except (jax.errors.JaxRuntimeError, ValueError, RuntimeError) as exc:  # JAX wraps the callback's
+                text = str(exc)
+                if ActionError.PREFIX not in text:
+                    raise
+                message = ActionError.PREFIX + text.split(ActionError.PREFIX, 1)[1].split("\n", 1)[0]
+                raise ActionError.from_message(message) from None
 
     return call
 
@@ -181,22 +202,25 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
 # cache key, so a function traced outside report_in_jit() is traced again inside it; older jax gets
 # only the context variable (a jitted function traced outside is then reused without the checks).
 _REPORT: Any = jax.make_user_context(default_value=False) if hasattr(jax, "make_user_context") else None
-_REPORT_VAR: contextvars.ContextVar[bool] = contextvars.ContextVar("envhub_report_in_jit", default=False)
+_REPORT_VAR: contextvars.ContextVar[bool | str] = contextvars.ContextVar("envhub_report_in_jit", default=False)
 
 
-def _reporting() -> bool:
-    return bool(_REPORT.value) if _REPORT is not None else _REPORT_VAR.get()
+_STOP = "stop"  # report_in_jit(_STOP): the checks are the strict hard stop (envhub.checked's fallback)
+
+
+def _reporting() -> bool | str:
+    return _REPORT.value if _REPORT is not None else _REPORT_VAR.get()
 
 
 @contextlib.contextmanager
-def report_in_jit() -> Iterator[None]:
+def report_in_jit(how: bool | str = True) -> Iterator[None]:
     """Inside, traced ``step``s add the checkify checks of action values (``envhub.checked`` uses it)."""
-    token = _REPORT_VAR.set(True)
+    token = _REPORT_VAR.set(how)
     try:
         if _REPORT is None:
             yield
         else:
-            with _REPORT(True):
+            with _REPORT(how):
                 yield
     finally:
         _REPORT_VAR.reset(token)

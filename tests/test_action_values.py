@@ -12,7 +12,7 @@ import envhub
 from envhub import action_check, spaces
 from envhub.checking import check_values, report_in_jit
 from envhub.errors import ActionError, InvalidArgumentError
-from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit
+from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit, TransformAction, VmapEnvironment
 
 KEY = jax.random.key(0)
 # Under jit JAX re-raises the callback's exception wrapped (a JaxRuntimeError); its message keeps ours.
@@ -291,3 +291,19 @@ def test_validate_actions_false_hands_every_backend_the_value():
     assert np.allclose(seven.obs, _step_off("envpool/CartPole-v1", np.array([0, 0], np.int32)).obs)
     # gymnasium's Pendulum steps a NaN torque into NaN observations
     assert np.isnan(_step_off("gymnasium/Pendulum-v1", nan).obs).any()
+
+
+def test_checked_falls_back_to_a_hard_stop_where_checkify_cannot_go(registry):
+    """checkify refuses a jax.vmap of a while loop (a batched brax step): envhub.checked stops on the host instead."""
+
+    def through_a_loop(action):  # a while loop whose trip count depends on the (vmapped) action
+        return jax.lax.while_loop(lambda c: c[0] < action, lambda c: (c[0] + 1, c[1]), (0, action))[1]
+
+    env = VmapEnvironment(TransformAction(registry.make("toy/Corridor-v0"), through_a_loop), 4)
+    state, _ = env.init(KEY)
+    step = envhub.checked(env.step)
+    good = jnp.array([1, 0, 0, 1])
+    reference = step(KEY, state, good)
+    with pytest.raises(ActionError, match=r"^Invalid action for 'toy/Corridor-v0': 3 at index \(2,\) is outside"):
+        step(KEY, state, good.at[2].set(3))
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, step(KEY, state, good), reference)))
