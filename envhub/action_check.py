@@ -88,6 +88,15 @@ def _valid_on_host(x: Any, bounds: tuple[Any, Any] | None) -> bool:
     return not bool(((x < lo) | (x >= hi)).any())
 
 
+def any_invalid(space: spaces.Space, action: Any) -> jax.Array:
+    """Traced or not: one bool, true when ``action`` (a whole action of ``space``) holds a value the rule refuses."""
+    leaves = space.treedef.flatten_up_to(action) if isinstance(space, spaces.Tree) else [action]
+    invalid = jnp.asarray(False)
+    for _, sub, index in leaves_to_check(space):
+        invalid = invalid | jnp.any(invalid_mask(sub, leaves[index], jnp))
+    return invalid
+
+
 def value_problem(space: spaces.Space, leaves: Any) -> str | None:
     """The first invalid value of NumPy-convertible ``leaves`` (of ``space``), said in words, or None."""
     for path, sub, index in leaves_to_check(space):
@@ -141,6 +150,7 @@ def value_range(space: spaces.MultiDiscrete) -> tuple[Any, Any]:
 
 __all__ = [
     "VALUES_FIX",
+    "any_invalid",
     "check_action",
     "host_value_checker",
     "invalid_mask",

@@ -31,7 +31,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from envhub import action_check, spaces
-from envhub.action_check import VALUES_FIX, invalid_mask, leaves_to_check, value_range
+from envhub.action_check import VALUES_FIX, any_invalid, invalid_mask, leaves_to_check, value_range
 from envhub.errors import ActionError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -245,9 +245,7 @@ def _stop_on_host(env_id: str, space: spaces.Space, parts: list[tuple[str, space
 
     @jax.custom_jvp
     def checked(*xs: Any) -> tuple[Any, ...]:
-        invalid = jnp.asarray(False)
-        for _, sub, index in parts:
-            invalid = invalid | jnp.any(invalid_mask(sub, xs[index], jnp))
+        invalid = any_invalid(space, space.treedef.unflatten(xs) if isinstance(space, spaces.Tree) else xs[0])
         shapes = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in xs)
 
         def fire(*ys: Any) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ records ``JaxStep`` and ``HostStep`` take keywords only.
 from __future__ import annotations
 
 from envhub import spaces, testing
-from envhub.action_check import host_value_checker
+from envhub.action_check import any_invalid, host_value_checker
 from envhub.checking import checks_values_on_host, values_checked_by_caller
 from envhub.env import Environment
 from envhub.errors import (
@@ -74,6 +74,7 @@ __all__ = [
     "key_to_seeds",
     "call_host",
     "checks_values_on_host",
+    "any_invalid",
     "host_value_checker",
     "values_checked_by_caller",
     "from_gymnasium_space",

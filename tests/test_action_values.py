@@ -32,6 +32,19 @@ def _checks(env, state, action):
         return _jaxpr(env, state, action).count("check[debug=True]")
 
 
+def _rewards_of(env, state):
+    """``rollout(actions)``: the rewards of stepping ``env`` from ``state`` with each row of ``actions`` (a scan)."""
+
+    def rollout(actions):
+        def body(state, action):
+            state, ts = env.step(KEY, state, action)
+            return state, ts.reward
+
+        return jax.lax.scan(body, state, actions)[1]
+
+    return rollout
+
+
 @pytest.fixture
 def host_checks(monkeypatch):
     """How often the host side of the check ran (it must not, for valid actions, under jit or vmap)."""
@@ -77,17 +90,8 @@ def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry
 
 def test_checked_rollout_under_scan(registry, host_checks):
     env = registry.make("toy/Corridor-v0", num_envs=4)
-    state, _ = env.init(KEY)
-
-    def rollout(actions):
-        def body(state, action):
-            state, ts = env.step(KEY, state, action)
-            return state, ts.reward
-
-        return jax.lax.scan(body, state, actions)[1]
-
+    checked = envhub.checked(_rewards_of(env, env.init(KEY)[0]))
     good = jnp.ones((5, 4), jnp.int32)
-    checked = envhub.checked(rollout)
     assert checked(good).shape == (5, 4) and host_checks == []  # nothing reaches the host
     with pytest.raises(ActionError, match=r"'toy/Corridor-v0': 2 at index \(2,\) is outside \[0, 2\)"):
         checked(good.at[3, 2].set(2))
@@ -105,14 +109,7 @@ def test_strict_stops_inside_jit_and_scan(registry, host_checks):
         step(KEY, state, jnp.array([1, 0, 0, -1]))
     assert step(KEY, state, jnp.array([1, 0, 0, 1]))[1].reward.shape == (4,)
 
-    @jax.jit
-    def rollout(actions):
-        def body(state, action):
-            state, ts = env.step(KEY, state, action)
-            return state, ts.reward
-
-        return jax.lax.scan(body, state, actions)[1]
-
+    rollout = jax.jit(_rewards_of(env, state))
     good = jnp.ones((5, 4), jnp.int32)
     host_checks.clear()
     assert rollout(good).shape == (5, 4) and host_checks == []  # valid actions never reach the host

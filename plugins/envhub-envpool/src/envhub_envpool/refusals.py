@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
@@ -53,24 +52,11 @@ class Refusal:
 
 
 class ValueCheck(NamedTuple):
-    """How a traced fast-path step checks action values: ``values_valid`` in the program, and
+    """How a traced fast-path step checks action values: ``envhub.plugin.any_invalid`` in the program, and
     ``check`` (``envhub.action_check.host_value_checker(env_id, space)``) on the host."""
 
     space: spaces.Space
     check: Callable[[Any], None]
-
-
-def values_valid(space: spaces.Space, action: Any) -> jax.Array:
-    """In-program: a bool, false whenever ``action`` may hold an invalid value (``envhub.action_check``'s
-    rule: a ``MultiDiscrete`` value out of range, a non-finite float); the host check words the problem."""
-    if isinstance(space, spaces.Tree):
-        leaves = space.treedef.flatten_up_to(action)
-        return jnp.all(jnp.stack([values_valid(s, x) for s, x in zip(space.leaves, leaves)]))
-    if isinstance(space, spaces.MultiDiscrete):
-        return space.contains(action)
-    if isinstance(space, spaces.Box) and space.dtype.kind == "f":
-        return jnp.all(jnp.isfinite(action))
-    return jnp.asarray(True)
 
 
 @functools.cache
@@ -94,4 +80,4 @@ def refuse_vmap(env_id: str, op: str) -> Any:
     return identity
 
 
-__all__ = ["Refusal", "ValueCheck", "refuse_vmap", "values_valid"]
+__all__ = ["Refusal", "ValueCheck", "refuse_vmap"]

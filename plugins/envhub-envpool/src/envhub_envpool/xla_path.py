@@ -20,10 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub.plugin import ClosedEnvironmentError, HostEnvError, StaleStateError, TimeStep, call_host
+from envhub.plugin import ClosedEnvironmentError, HostEnvError, StaleStateError, TimeStep, any_invalid, call_host
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
-from envhub_envpool.refusals import Refusal, ValueCheck, refuse_vmap, values_valid
+from envhub_envpool.refusals import Refusal, ValueCheck, refuse_vmap
 
 _pool_ids = itertools.count(1)
 _POOLS: weakref.WeakValueDictionary[int, Bound] = weakref.WeakValueDictionary()  # for host-side resets
@@ -176,7 +176,7 @@ class XlaPath:
             return new_state, ts
         # traced: one branch, taken only for a stale state or a maybe invalid action, calls the host
         newest = bound.newest[...]
-        ok = step == newest if values is None else (step == newest) & values_valid(values.space, action)
+        ok = step == newest if values is None else (step == newest) & ~any_invalid(values.space, action)
         fail = functools.partial(self.fail, bound, step, newest, "step", action, values)
         guard = jax.lax.cond(ok, lambda: jnp.zeros((), jnp.int32), fail)
         action = jnp.reshape(jnp.asarray(action), (lay.n, *lay.action_space.shape))
