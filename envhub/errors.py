@@ -197,10 +197,6 @@ class EnvKwargsError(EnvhubError, TypeError):
         self.kwarg = kwarg
 
 
-#: The name this error had before it was raised for every backend (kept for old ``except`` clauses).
-MakeArgumentError = EnvKwargsError
-
-
 class ActionError(EnvhubError, TypeError):
     """An action does not fit the action space: its structure, shape or dtype (at trace time) or a value."""
 
@@ -283,7 +279,6 @@ __all__ = [
     "HostVmapError",
     "InvalidArgumentError",
     "InvalidIdError",
-    "MakeArgumentError",
     "MissingDependencyError",
     "PicklingUnsupportedError",
     "PluginIncompatibleError",

@@ -93,7 +93,6 @@ def test_unknown_kwarg_names_env_kwarg_and_accepted(registry):
     assert "toy/Corridor-v0 accepts length: int = 6, max_steps: int = 20, bug: str | None = None" in message
     assert info.value.kwarg == "lenght" and info.value.env_id == "toy/Corridor-v0"
     assert isinstance(info.value, EnvhubError) and isinstance(info.value, TypeError)
-    assert envhub.errors.MakeArgumentError is envhub.EnvKwargsError
 
 
 def test_wrong_type_and_seed_are_refused_before_the_factory(registry):
