@@ -39,13 +39,18 @@ def api_problem(prefix: str, origin: str, api: int | None) -> PluginIncompatible
     if (1 if api is None else api) in SUPPORTED_APIS:
         return None
     name = origin.split()[0]
+    if name.startswith("<"):  # registered in-process: no distribution to reinstall
+        fix = f"port the plugin object to plugin API {PLUGIN_API} (ENVHUB_API = {PLUGIN_API})"
+    elif _is_in_repo(prefix, name):
+        fix = f"reinstall the backend of this envhub release: {plugin_install_line(prefix)}"
+    else:
+        fix = f"install a release of {name!r} written for plugin API {PLUGIN_API} (pip install -U {name})"
     return PluginIncompatibleError(
         prefix,
         origin,
         f"was written for envhub plugin API {api}, but this envhub ({__version__}) supports "
         f"plugin API {', '.join(map(str, SUPPORTED_APIS))}",
-        f"install a release of {name!r} written for plugin API {PLUGIN_API} (pip install -U {name}), "
-        f"or an envhub that supports API {api}",
+        f"{fix}, or an envhub that supports API {api}",
     )
 
 
@@ -55,12 +60,38 @@ def core_range_problem(prefix: str, origin: str, dist: metadata.Distribution | N
     if not wanted or not excludes_core(wanted):
         return None
     name = origin.split()[0]
+    line = core_install_line(wanted)
     return PluginIncompatibleError(
         prefix,
         origin,
         f"requires envhub{wanted}, but envhub {__version__} is installed",
-        f'pip install -U {name!r} for a release that accepts envhub {__version__}, or pip install "envhub{wanted}"',
+        f"pip install -U {name!r} for a release that accepts envhub {__version__}, or {line}"
+        if line
+        else f"pip install -U {name!r} for a release that accepts envhub {__version__}; no release of this envhub "
+        f"is 1.0 or later (the envhub 1.x on PyPI is an unrelated project: do not install it), so ask the "
+        f"plugin's author for a range below 1 (envhub{compatible_core_range('0.1')})",
     )
+
+
+def core_install_line(wanted: str) -> str | None:
+    """A pip line for an envhub in ``wanted`` that can never pick PyPI's unrelated envhub 1.x, or None if none can."""
+    clauses = [m.groups() for m in map(_CLAUSE.match, wanted.split(",")) if m]
+    if any(_caps_below_one(op, raw) for op, raw in clauses):
+        return f'pip install "envhub{wanted}"'
+    if any(op in (">=", ">", "==", "~=") and _release(raw)[0] >= 1 for op, raw in clauses):
+        return None  # every version it admits is 1.0 or later
+    kept = [f"{op}{raw}" for op, raw in clauses if op not in ("<", "<=")]  # upper bounds at or past 1.0
+    return f'pip install "envhub{",".join([*kept, "<1"])}"'
+
+
+def _caps_below_one(op: str, raw: str) -> bool:
+    """Whether the clause ``op raw`` admits no version of 1.0 or later."""
+    version = _release(raw[:-2] if raw.endswith(".*") else raw)
+    if op == "<":
+        return version <= (1,) + (0,) * (len(version) - 1)
+    if op in ("<=", "=="):
+        return version[0] == 0
+    return op == "~=" and version[0] == 0 and len(version) >= 2
 
 
 def core_requirement(dist: metadata.Distribution | None) -> str | None:
@@ -104,9 +135,12 @@ def excludes_core(specifier: str, version: str = __version__) -> bool:
 
 
 def compatible_core_range(version: str = __version__) -> str:
-    """The range plugins of this release require: ``>=0.1.0,<0.2`` for 0.1.x."""
-    major, minor = (_release(version) + (0, 0))[:2]
-    return f">={version},<{major}.{minor + 1}" if major == 0 else f">={version},<{major + 1}"
+    """The envhub range of plugin API 1 from ``version`` on: ``>=0.1.0,<1`` (docs/compatibility.md).
+
+    It follows the plugin API, not the core's minor version, and stays below 1.0: PyPI's unrelated
+    ``envhub`` holds 1.0-1.4, and ``ENVHUB_API`` decides at run time.
+    """
+    return f">={version},<1"
 
 
 def install_hint(prefix: str, origin: str, missing: str, dist: metadata.Distribution | None = None) -> str:
@@ -116,7 +150,7 @@ def install_hint(prefix: str, origin: str, missing: str, dist: metadata.Distribu
         match = _REQ.match(requirement)
         if match and not match.group(4) and normalize(match.group(1)) == normalize(top):
             return f'pip install "{match.group(1)}{match.group(3).strip()}"'
-    if prefix in IN_REPO_BACKENDS and normalize(origin) == f"envhub-{prefix}":
+    if _is_in_repo(prefix, origin):
         return f'pip install "envhub[{prefix}]{compatible_core_range()}"'
     return f"pip install {top}"
 
@@ -137,6 +171,10 @@ def missing_requirements(dist: metadata.Distribution | None) -> list[str]:
 
 def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _is_in_repo(prefix: str, distribution: str) -> bool:
+    return prefix in IN_REPO_BACKENDS and normalize(distribution) == f"envhub-{prefix}"
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -173,6 +211,7 @@ __all__ = [
     "SUPPORTED_APIS",
     "api_problem",
     "compatible_core_range",
+    "core_install_line",
     "core_range_problem",
     "core_requirement",
     "declared_api",

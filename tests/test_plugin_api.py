@@ -130,6 +130,7 @@ def test_core_range_evaluation(spec, excluded):
     assert excludes_core(spec, "0.1.0") is excluded
 
 
-def test_compatible_core_range():
-    assert compatible_core_range("0.1.0") == ">=0.1.0,<0.2"
-    assert compatible_core_range("0.4.2") == ">=0.4.2,<0.5"
+def test_compatible_core_range_follows_the_plugin_api_not_the_minor():
+    assert compatible_core_range("0.1.0") == ">=0.1.0,<1"
+    assert compatible_core_range("0.4.2") == ">=0.4.2,<1"
+    assert not excludes_core(compatible_core_range("0.1.0"), "0.7.3")  # a later minor keeps API 1 plugins
