@@ -6,8 +6,11 @@
                                        (and the template), each plugin's envhub range, the core's extras
 
 Every other file is stamped from the root version, so metadata stays static (readable by any tool,
-and every sdist is self-contained). The ranges are >=X.Y.Z,<X.(Y+1): versions stay below 1.0,
-because an unrelated project named "envhub" holds 1.0-1.4 on PyPI.
+and every sdist is self-contained). Two ranges (docs/compatibility.md): each plugin requires
+envhub>=X.Y.Z,<1, the range of plugin API 1, so a later core minor keeps every plugin installable
+(ENVHUB_API decides at run time); the core's extras pick the plugins of their own release,
+envhub-NAME>=X.Y.Z,<X.(Y+1). Versions stay below 1.0, because an unrelated project named "envhub"
+holds 1.0-1.4 on PyPI.
 """
 
 from __future__ import annotations
@@ -30,19 +33,26 @@ def root_version() -> str:
 
 
 def core_range(version: str) -> str:
-    major, minor = (int(p) for p in version.split(".")[:2])
+    """The envhub range every plugin requires: plugin API 1's, ``>=X.Y.Z,<1``."""
+    major = int(version.split(".")[0])
     if major != 0:
         raise SystemExit(f"version {version!r} must stay below 1.0: PyPI's unrelated 'envhub' holds 1.0-1.4")
-    return f">={version},<0.{minor + 1}"
+    return f">={version},<1"
+
+
+def plugin_range(version: str) -> str:
+    """The range the core's extras name their plugins by: this release's minor, ``>=X.Y.Z,<0.(Y+1)``."""
+    core_range(version)  # the same refusal of 1.x
+    return f">={version},<0.{int(version.split('.')[1]) + 1}"
 
 
 def stamped(version: str) -> dict[Path, str]:
     """Every stamped file's text as it must be for ``version``."""
-    rng = core_range(version)
+    rng, extras = core_range(version), plugin_range(version)
     out = {}
     root = (ROOT / "pyproject.toml").read_text()
     out[ROOT / "pyproject.toml"] = _PLUGIN_REQ.sub(
-        lambda m: f'"{m.group(1)}{rng}"', _VERSION.sub(f'version = "{version}"', root, 1)
+        lambda m: f'"{m.group(1)}{extras}"', _VERSION.sub(f'version = "{version}"', root, 1)
     )
     out[ROOT / "envhub" / "_version.py"] = re.sub(
         r'__version__ = "[^"]*"', f'__version__ = "{version}"', (ROOT / "envhub" / "_version.py").read_text()
@@ -71,7 +81,8 @@ def main(argv: list[str]) -> int:
     if bad:
         print(f"not at version {root_version()} (run python scripts/version.py {root_version()}): {', '.join(bad)}")
         return 1
-    print(f"{root_version()}: core, {len(PLUGINS)} plugins, ranges envhub{core_range(root_version())}")
+    v = root_version()
+    print(f"{v}: core, {len(PLUGINS)} plugins; plugins require envhub{core_range(v)}, extras envhub-*{plugin_range(v)}")
     return 0
 
 

@@ -44,7 +44,7 @@ def test_plugins_share_the_version_and_require_the_core_range(plugin, tmp_path, 
     meta = _built_metadata(plugin, tmp_path, monkeypatch)
     requires = meta.get_all("Requires-Dist")
     assert meta["Version"] == envhub.__version__
-    assert f"envhub<0.2,>={envhub.__version__}" in requires
+    assert f"envhub<1,>={envhub.__version__}" in requires  # plugin API 1: every 0.x core from this release on
     assert [r for r in requires if re.match(r"[\w.-]+(\[[^\]]*\])?\s*@", r)] == []
 
 
