@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import warnings
 from typing import Any, Generic, Literal, TypeVar
 
 import jax
@@ -48,18 +47,6 @@ class JaxState(Generic[S]):
     steps: jax.Array
     first: Any = None
     spares: Any = None
-
-    def __getattr__(self, name: str) -> Any:
-        # Backends used to return their own state: its fields stay readable here, with a warning.
-        if name.startswith("__") or name in ("env", "steps", "first", "spares"):
-            raise AttributeError(name)
-        value = getattr(self.env, name)
-        warnings.warn(
-            f"state.{name} reads the backend's own state; write state.env.{name} (JaxState wraps it).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return value
 
 
 jax.tree_util.register_dataclass(JaxState, data_fields=["env", "steps", "first", "spares"], meta_fields=[])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, Generic, TypeVar
 
 import jax
@@ -106,12 +105,6 @@ class HostState:
 
     handle: jax.Array  # int32; shape () unbatched, (num_envs,) batched (all equal)
     version: jax.Array  # int32; init is 0, every reset/step adds 1; only the newest may be stepped
-
-    @property
-    def step(self) -> jax.Array:
-        """Deprecated name of ``version``."""
-        warnings.warn("HostState.step is now HostState.version", DeprecationWarning, stacklevel=2)
-        return self.version
 
 
 jax.tree_util.register_dataclass(HostState, data_fields=["handle", "version"], meta_fields=[])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import types
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -178,14 +176,6 @@ def test_take_time_limit_accepts_one_name():
     assert take_time_limit({}, "limit", 9) == 9
     with pytest.raises(InvalidArgumentError, match="pass only max_episode_steps"):
         take_time_limit({"max_episode_steps": 3, "limit": 4}, "limit", 9)
-
-
-def test_old_state_fields_read_through_with_a_warning():
-    state = envhub.JaxState(env=types.SimpleNamespace(time=3), steps=jnp.int32(0))
-    with pytest.warns(DeprecationWarning, match=r"write state.env.time"):
-        assert state.time == 3
-    with pytest.raises(AttributeError):
-        _ = state.nothing_here
 
 
 def test_reset_if_done_alone_and_under_nested_vmap():

@@ -1,7 +1,6 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 from envhub import TimeStep
 
@@ -56,10 +55,8 @@ def test_termination_and_truncation_constructors():
     assert bool(ts.truncated) and not bool(ts.terminated) and ts.final_obs is ts.obs
 
 
-def test_host_state_version_and_its_deprecated_name():
+def test_host_state_handle_and_version():
     from envhub.types import HostState
 
     state = HostState(jnp.int32(1), jnp.int32(4))
-    assert int(state.version) == 4
-    with pytest.warns(DeprecationWarning, match="HostState.step is now HostState.version"):
-        assert int(state.step) == 4
+    assert (int(state.handle), int(state.version)) == (1, 4)

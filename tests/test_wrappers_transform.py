@@ -154,24 +154,8 @@ def test_every_wrappers_module_says_what_it_exports():
     assert envhub.sharding.ShardedEnvironment is wrappers.ShardedEnvironment is wrappers.sharded.ShardedEnvironment
 
 
-def test_wrapper_state_names_and_the_deprecated_ones():
+def test_wrapper_state_names():
     state = WrapperState(env_state={"pos": 1}, wrapper_state=2)
     assert jax.tree.leaves(state) == [1, 2]
     assert jax.tree.map(lambda x: x * 10, state) == WrapperState({"pos": 10}, 20)
     assert dataclasses.replace(state, wrapper_state=3).wrapper_state == 3
-    with pytest.warns(DeprecationWarning, match=r"WrapperState.inner is deprecated; use WrapperState.env_state"):
-        assert state.inner == {"pos": 1}
-    with pytest.warns(DeprecationWarning, match=r"WrapperState.extra is deprecated; use WrapperState.wrapper_state"):
-        assert state.extra == 2
-    with pytest.warns(DeprecationWarning, match=r"WrapperState.(inner|extra) is deprecated") as caught:
-        assert WrapperState(inner=1, extra=2) == WrapperState(1, 2)
-    assert len(caught) == 2
-    with (
-        pytest.raises(InvalidArgumentError, match="WrapperState got both 'extra' and 'wrapper_state'"),
-        pytest.warns(DeprecationWarning),
-    ):
-        WrapperState(1, wrapper_state=2, extra=3)
-    with pytest.raises(InvalidArgumentError, match="WrapperState needs both env_state and wrapper_state"):
-        WrapperState(1)
-    with pytest.warns(DeprecationWarning, match="EpisodeStateWrapper is deprecated; use StatefulWrapper"):
-        assert wrappers.EpisodeStateWrapper is StatefulWrapper

@@ -6,10 +6,6 @@ ones: it only calls the inner env's public ``init``/``reset``/``step``, passes t
 through untouched, and resets a subset of a batch with ``reset(key, state, where=mask)``.
 """
 
-from typing import Any
-
-from envhub.tree import select  # its home before envhub.tree
-from envhub.wrappers import base
 from envhub.wrappers.actions import ClipAction, Discretize, RescaleAction
 from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 from envhub.wrappers.episode import ActionRepeat, EpisodicLife, IgnoreTruncation, RecordEpisodeStatistics, TimeLimit
@@ -25,13 +21,6 @@ from envhub.wrappers.transform import (
     TransformReward,
 )
 from envhub.wrappers.vmap import VmapEnvironment
-
-
-def __getattr__(name: str) -> Any:
-    if name == "EpisodeStateWrapper":  # deprecated; base warns
-        return base.EpisodeStateWrapper
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "ActionRepeat",
@@ -59,5 +48,4 @@ __all__ = [
     "Wrapper",
     "WrapperState",
     "batch_shape",
-    "select",
 ]

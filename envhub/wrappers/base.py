@@ -7,59 +7,22 @@ when it keeps state of its own, ``Wrapper`` for anything else (it delegates ever
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, overload
 
 import jax
 
 from envhub import spaces
 from envhub.env import Environment
-from envhub.errors import InvalidArgumentError
 from envhub.tree import select
 from envhub.types import TimeStep
 
-_UNSET: Any = object()
-_RENAMED = {"inner": "env_state", "extra": "wrapper_state"}  # WrapperState's names before issue 17
 
-
-def _renamed(old: str) -> None:
-    new = _RENAMED[old]
-    warnings.warn(f"WrapperState.{old} is deprecated; use WrapperState.{new}.", DeprecationWarning, stacklevel=3)
-
-
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True)
 class WrapperState:
     """State of a stateful wrapper: ``env_state`` (the wrapped env's state) and ``wrapper_state`` (its own)."""
 
     env_state: Any
     wrapper_state: Any
-
-    def __init__(self, env_state: Any = _UNSET, wrapper_state: Any = _UNSET, **renamed: Any):
-        for old, value in renamed.items():
-            if old not in _RENAMED:
-                raise InvalidArgumentError(f"WrapperState got {old!r}; its fields are env_state and wrapper_state.")
-            _renamed(old)
-            if (env_state if old == "inner" else wrapper_state) is not _UNSET:
-                raise InvalidArgumentError(
-                    f"WrapperState got both {old!r} and {_RENAMED[old]!r}; pass {_RENAMED[old]!r} only."
-                )
-            env_state, wrapper_state = (value, wrapper_state) if old == "inner" else (env_state, value)
-        if env_state is _UNSET or wrapper_state is _UNSET:
-            raise InvalidArgumentError("WrapperState needs both env_state and wrapper_state.")
-        object.__setattr__(self, "env_state", env_state)
-        object.__setattr__(self, "wrapper_state", wrapper_state)
-
-    @property
-    def inner(self) -> Any:
-        """Deprecated name of ``env_state``."""
-        _renamed("inner")
-        return self.env_state
-
-    @property
-    def extra(self) -> Any:
-        """Deprecated name of ``wrapper_state``."""
-        _renamed("extra")
-        return self.wrapper_state
 
 
 jax.tree_util.register_dataclass(WrapperState, data_fields=["env_state", "wrapper_state"], meta_fields=[])
@@ -229,13 +192,6 @@ class StatefulWrapper(Wrapper):
     def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
         env_state, ts = self.env.reset(key, state.env_state, where=where)
         return self._started(env_state, ts, self._restart(state.wrapper_state, ts, where))
-
-
-def __getattr__(name: str) -> Any:
-    if name == "EpisodeStateWrapper":  # its name before issue 17 gave every stateful wrapper one base
-        warnings.warn("EpisodeStateWrapper is deprecated; use StatefulWrapper.", DeprecationWarning, stacklevel=2)
-        return StatefulWrapper
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["StatefulWrapper", "TimeStepWrapper", "Wrapper", "WrapperState", "batch_shape"]

@@ -23,8 +23,8 @@ from brax.envs.wrappers.training import EpisodeWrapper
 
 import envhub
 from envhub import testing
-from envhub.plugin import EnvKwargsError, InvalidArgumentError, RenderError
-from envhub.wrappers import Wrapper, select
+from envhub.plugin import EnvKwargsError, InvalidArgumentError, RenderError, no_spares, reset_from_spares, select
+from envhub.wrappers import Wrapper
 
 ENV = "brax/inverted_pendulum"
 LIMIT = 10  # episode_length of the truncation tests; zero actions keep the pole up far longer
@@ -307,9 +307,7 @@ def test_batched_episodes_all_start_from_their_own_state(spares):
 
 
 def test_spares_are_never_handed_out_twice_even_when_rows_are_rolled_back():
-    """resets.reset_from_spares with a toy reset (a random id per key) and a wrapper that keeps some rows' old state."""
-    from envhub_brax import resets
-
+    """reset_from_spares with a toy reset (a random id per key) and a wrapper that keeps some rows' old state."""
     num_envs = 6
     reset_fn = lambda key: jax.random.bits(key, dtype=jnp.uint32)  # noqa: E731
 
@@ -317,13 +315,13 @@ def test_spares_are_never_handed_out_twice_even_when_rows_are_rolled_back():
     def step(key, ids, spares):
         done_key, keep_key, reset_key = jax.random.split(key, 3)
         done = jax.random.bernoulli(done_key, 0.4, (num_envs,))
-        new_ids, new_spares = resets.reset_from_spares(reset_fn, reset_key, done, ids, spares)
+        new_ids, new_spares = reset_from_spares(reset_fn, reset_key, done, ids, spares)
         keep = jax.random.bernoulli(keep_key, 0.2, (num_envs,)) & ~done  # as ActionRepeat keeps ended envs
         rolled_back = select(keep, (ids, spares), (new_ids, new_spares))
         return rolled_back, jnp.where(done & ~keep, new_ids, 0)
 
     ids = jax.vmap(reset_fn)(jax.random.split(jax.random.key(0), num_envs))
-    spares, seen = resets.no_spares(ids), list(np.asarray(ids))
+    spares, seen = no_spares(ids), list(np.asarray(ids))
     for t in range(60):
         (ids, spares), started = step(jax.random.key(t + 1), ids, spares)
         seen += [int(i) for i in np.asarray(started) if i]

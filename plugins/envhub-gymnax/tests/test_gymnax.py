@@ -115,11 +115,9 @@ def test_max_episode_steps_is_the_time_limit_and_gymnax_name_an_alias():
         envhub.make("gymnax/CartPole-v1", max_episode_steps=9, max_steps_in_episode=9)
 
 
-def test_state_wraps_gymnax_state_and_old_field_reads_warn():
+def test_state_wraps_gymnax_state():
     state, _ = envhub.make("gymnax/CartPole-v1").init(jax.random.key(0))
-    assert type(state.env).__name__ == "EnvState" and int(state.steps) == 0
-    with pytest.warns(DeprecationWarning, match=r"write state.env.time"):
-        assert int(state.time) == 0
+    assert type(state.env).__name__ == "EnvState" and int(state.steps) == 0 and int(state.env.time) == 0
 
 
 def test_deepsea_keeps_its_cumulative_metrics_across_resets_like_gymnax():

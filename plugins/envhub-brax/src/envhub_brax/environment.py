@@ -35,11 +35,6 @@ def import_brax_envs() -> Any:
     return envs
 
 
-#: The state of a brax environment: ``state.env`` is brax's own ``brax.envs.State`` (its
-#: ``.pipeline_state`` is what rendering draws); see ``envhub.JaxState`` for the other fields.
-BraxState = JaxState
-
-
 class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
     """A brax environment on envhub's JAX base: time limit, same-step auto-reset, true truncation.
 

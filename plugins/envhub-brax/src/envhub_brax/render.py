@@ -8,6 +8,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from envhub.plugin import JaxState
+
 
 def pipeline_states(env: Any, states: Any, index: int = 0) -> list[Any]:
     """brax pipeline states, one per frame, from envhub states of ``env``.
@@ -17,14 +19,12 @@ def pipeline_states(env: Any, states: Any, index: int = 0) -> list[Any]:
         states: A list of states, or one state whose leaves lead with time (as ``lax.scan`` stacks them).
         index: Which environment of the batch, when ``env`` has ``num_envs``.
     """
-    from envhub_brax.environment import BraxState
-
     if isinstance(states, (list, tuple)):
         stacked = jax.tree.map(lambda *xs: np.stack(xs), *jax.device_get(list(states)))
     else:
         stacked = jax.device_get(states)
-    if not isinstance(stacked, BraxState):
-        raise TypeError(f"states must be envhub-brax states (BraxState), got {type(stacked).__name__}.")
+    if not isinstance(stacked, JaxState):
+        raise TypeError(f"states must be envhub-brax states (envhub.JaxState), got {type(stacked).__name__}.")
     frames = stacked.env.pipeline_state
     if env.num_envs is not None:
         frames = jax.tree.map(lambda x: x[:, index], frames)
