@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Build every envhub distribution (core, the in-repo plugins, the template) as sdist + wheel, then check them.
+"""Build the envhub release (the core and the eight in-repo plugins) as sdist + wheel, then check them.
 
     python scripts/build_release.py [--out dist]
 
 Each wheel is built from its sdist (``uv build``), so a self-contained sdist is part of the check.
-Then: ``twine check --strict`` on all twelve files, one shared version, no direct reference
-(``name @ url``) in any Requires-Dist. Needs the ``test`` (or ``dev``) extra: uv and twine.
-Upload the folder with ``twine upload dist/*``, or install from it with ``--find-links`` (README).
+Then: ``twine check --strict`` on all eighteen files (nine projects, two files each), one shared
+version, no direct reference (``name @ url``) in any Requires-Dist. Needs the ``test`` (or ``dev``)
+extra: uv and twine. The copy-me template (``plugins/_template``, ``envhub-mybackend``) is not part
+of the release, so ``twine upload dist/*`` never publishes it; tests/test_template_plugin.py tests it.
+Upload the folder to the project's own index with ``twine upload dist/*``, or install from it with
+``--find-links`` (docs/install.md).
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECTS = [ROOT] + sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
+#: The released projects: the core and every plugin under plugins/ but the template (``_`` names are not released).
+PROJECTS = [ROOT] + sorted(
+    p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file() and not p.name.startswith("_")
+)
 
 
 def build(project: Path, out: Path) -> None:

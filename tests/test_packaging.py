@@ -58,3 +58,13 @@ def test_version_script_finds_every_file_in_step():
     assert len(script.stamped("0.2.0")) == 2 + len(PLUGINS)  # root pyproject, _version.py, every plugin
     with pytest.raises(SystemExit, match=r"version '1.0.0' must stay below 1.0"):
         script.core_range("1.0.0")
+
+
+def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
+    spec = importlib.util.spec_from_file_location("build_release", ROOT / "scripts" / "build_release.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert [p.name for p in script.PROJECTS[1:]] == [f"envhub-{b}" for b in IN_REPO]  # no plugins/_template
+    assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 9
+    assert "all eighteen files (nine projects, two files each)" in " ".join(script.__doc__.split())
