@@ -2,7 +2,7 @@
 
 Backends draw through ``Environment._render(state, index)`` (and ``_render_html`` for brax); this
 module refuses what no backend can draw (a traced state, a closed env) and checks what they return.
-Writing files needs ``imageio`` (``pip install "envhub[render]"``, and ``imageio-ffmpeg`` for MP4),
+Writing files needs ``imageio`` (``pip install "envhub[render]>=0.1.0,<1"``, and ``imageio-ffmpeg`` for MP4),
 imported only when ``record`` writes.
 """
 
@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError, RenderError
+from envhub.plugin_api import compatible_core_range
 from envhub.rollout import Policy
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
@@ -25,8 +26,9 @@ if TYPE_CHECKING:  # annotations only: env.py calls into this module
 
 #: The file types ``record`` writes, by extension.
 FORMATS = (".gif", ".mp4", ".html")
-_RENDER_EXTRA = 'pip install "envhub[render]" (from the envhub repository), or: pip install imageio'
-_VIDEO_EXTRA = 'pip install "envhub[video]" (from the envhub repository), or: pip install imageio imageio-ffmpeg'
+# Always with the range: a bare "envhub[...]" could pick PyPI's unrelated envhub 1.x (docs/install.md).
+_RENDER_EXTRA = f'pip install "envhub[render]{compatible_core_range()}", or: pip install imageio'
+_VIDEO_EXTRA = f'pip install "envhub[video]{compatible_core_range()}", or: pip install imageio imageio-ffmpeg'
 
 
 def render(env: Environment[Any, Any, Any], state: Any, index: int | None = None) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Install hints never name a range that reaches PyPI's unrelated ``envhub`` (1.0-1.4), and name the right distribution."""
 
 import re
+from pathlib import Path
 
 import pytest
 from fake_dists import TOY_PLUGIN, write_dist
@@ -64,3 +65,24 @@ def test_api_hint_names_the_distribution_to_reinstall():
     assert "install a release of 'fake-x' written for plugin API 1 (pip install -U fake-x)" in third_party
     in_process = str(api_problem("x", "<in-process>", 2))
     assert "pip install" not in in_process and "port the plugin object to plugin API 1 (ENVHUB_API = 1)" in in_process
+
+
+def test_render_hints_carry_the_range():
+    from envhub import render
+
+    for line in (render._RENDER_EXTRA, render._VIDEO_EXTRA):
+        spec = re.search(r'pip install "envhub\[\w+\]([^"]*)"', line).group(1)
+        assert spec and core_install_line(spec) == f'pip install "envhub{spec}"', line
+
+
+def test_no_source_of_envhub_names_a_bare_envhub_pip_line():
+    """Every ``pip install "envhub..."`` the core writes carries a range below 1.0 (or builds it with compatible_core_range)."""
+    root = Path(envhub.__file__).parent
+    found = []
+    for path in root.rglob("*.py"):
+        for rest in re.findall(r'pip install \\?"envhub(?:\[[^\]]*\])?([^"\\]*)', path.read_text()):
+            found.append(path.name)
+            if rest.startswith("{compatible_core_range(") or (path.name == "plugin_api.py" and rest.startswith("{")):
+                continue  # built by compatible_core_range, or by core_install_line (tested above)
+            assert rest and core_install_line(rest) == f'pip install "envhub{rest}"', (path, rest)
+    assert {"render.py", "sb3.py", "plugin_api.py"} <= set(found)

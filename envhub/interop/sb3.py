@@ -17,11 +17,13 @@ from envhub.env import Environment
 from envhub.errors import InvalidArgumentError, MissingDependencyError
 from envhub.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
+from envhub.plugin_api import compatible_core_range
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised when SB3 is absent
-    raise MissingDependencyError("envhub.interop.sb3", "stable-baselines3", 'pip install "envhub[sb3]"') from exc
+    line = f'pip install "envhub[sb3]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
+    raise MissingDependencyError("envhub.interop.sb3", "stable-baselines3", line) from exc
 
 
 def _per_env(tree: Any, i: int) -> Any:
