@@ -1,4 +1,4 @@
-"""The ``envhub`` command: list backends and environments, inspect, check, benchmark and record one.
+"""The ``envhub`` command: list backends and environments, inspect, check, benchmark and record one; start a plugin.
 
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
 not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_record
+from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record
 from envhub.cli._common import (
     EXIT_BROKEN_PIPE,
     EXIT_CHECK_FAILED,
@@ -26,7 +26,7 @@ from envhub.cli._common import (
     UsageError,
 )
 
-COMMANDS = {m.NAME: m for m in (cmd_list, cmd_info, cmd_check, cmd_bench, cmd_record)}
+COMMANDS = {m.NAME: m for m in (cmd_list, cmd_info, cmd_check, cmd_bench, cmd_record, cmd_new_plugin)}
 
 EPILOG = """examples:
   envhub list                          installed backends and their status
@@ -36,6 +36,7 @@ EPILOG = """examples:
   envhub bench gymnax/CartPole-v1 -n 1,64,1024 --json out.json --plot out.png
   envhub info gymnax/CartPole-v1 -k max_steps_in_episode=100   (backend kwargs)
   envhub record gymnasium/LunarLander-v3 --steps 300 --out lander.gif
+  envhub new-plugin mybackend          write envhub-mybackend/, a plugin to start from
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...);
   141 when stdout is closed early (envhub list | head -1)
