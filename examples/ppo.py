@@ -7,16 +7,21 @@ clipped to the space). Each update collects ``num_envs x num_steps`` transitions
 ``epochs x minibatches`` Adam steps; a jitted chunk of updates is one ``lax.scan``, and Python
 prints progress between chunks. A truncated episode bootstraps from V(``ts.final_obs``), the
 observation really reached; a terminated one does not. Host backends (``gymnasium/...``) run the
-same program, their step a host callback inside the scan. Writes ``DIR/metrics.json``
-(``final_return``: mean return of the episodes finished in the last 10 % of the updates;
-``steps_per_second`` without compilation; settings; curve) and ``DIR/curve.png``.
-Needs ``pip install -e ".[examples]"`` (optax, matplotlib). Settings measured on a shared 2-core
-CPU (final returns, maximum 500 / 1000; benchmarks/results/ppo/ has the curves):
+same program, their step a host callback inside the scan.
 
-    python examples/ppo.py gymnax/CartPole-v1 --out runs/cartpole        # defaults: 483-491 over seeds 0-2
-    python examples/ppo.py gymnasium/CartPole-v1 --total-steps 1000000 --out runs/gym  # 500 (389 at 500k)
+After training, the final policy plays ``eval_episodes`` whole episodes (one per env of a fresh
+batch, from its reset to its first end, actions sampled as in training, with a key of its own).
+Writes ``DIR/metrics.json``: ``final_return`` (their mean return; ``final_return_std``),
+``train_return_last_10pct`` (mean return of the episodes that ended in the last 10 % of the updates),
+``steps_per_second`` (training only: no compilation, no evaluation), the settings and the learning
+curve; and ``DIR/curve.png``. Needs ``pip install -e ".[examples]"`` (optax, matplotlib).
+
+    python examples/ppo.py gymnax/CartPole-v1 --out runs/cartpole      # the defaults
+    python examples/ppo.py gymnasium/CartPole-v1 --out runs/gym        # gymnasium's env through the bridge
     python examples/ppo.py brax/inverted_pendulum --num-envs 32 --num-steps 64 --total-steps 500000 \\
-        --lr 1e-3 --ent-coef 0 --out runs/pendulum                          # 973 (time limit 1000)
+        --lr 1e-3 --ent-coef 0 --out runs/pendulum
+
+What they reach, per seed, is in benchmarks/results/ppo/runs.json (``python benchmarks/ppo_curves.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import functools
 import json
 import math
 import time
@@ -43,7 +49,7 @@ from envhub import spaces
 class Config:
     num_envs: int = 8
     num_steps: int = 128  # rollout length per update
-    total_steps: int = 500_000
+    total_steps: int = 1_000_000
     lr: float = 2.5e-4
     anneal_lr: bool = True
     gamma: float = 0.99
@@ -56,6 +62,7 @@ class Config:
     minibatches: int = 4
     hidden: int = 64
     seed: int = 0
+    eval_episodes: int = 128  # final_return: the final policy's mean return over this many episodes
 
 
 class EnvLayer(NamedTuple):  # what PPO needs of an env; ts: obs, reward, terminated, truncated, final_obs
@@ -81,6 +88,11 @@ def _mlp(layers: list[tuple[jax.Array, jax.Array]], x: jax.Array) -> jax.Array:
     for w, b in layers[:-1]:
         x = jnp.tanh(x @ w + b)
     return x @ layers[-1][0] + layers[-1][1]
+
+
+def policy(params: dict, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(actor output, value)`` for a batch of flat observations."""
+    return _mlp(params["actor"], x), _mlp(params["critic"], x)[..., 0]
 
 
 class Head(NamedTuple):
@@ -136,9 +148,6 @@ def build(layer: EnvLayer, cfg: Config, obs_size: int) -> tuple[Callable, Callab
     num_updates = max(1, cfg.total_steps // batch)
     lr = optax.linear_schedule(cfg.lr, 0.0, num_updates * cfg.epochs * cfg.minibatches) if cfg.anneal_lr else cfg.lr
     opt = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(lr, eps=1e-5))
-
-    def policy(params: dict, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return _mlp(params["actor"], x), _mlp(params["critic"], x)[..., 0]
 
     def start(key: jax.Array) -> tuple:
         actor_key, critic_key, env_key, key = jax.random.split(key, 4)
@@ -221,9 +230,38 @@ def build(layer: EnvLayer, cfg: Config, obs_size: int) -> tuple[Callable, Callab
     return start, chunk, num_updates
 
 
+def evaluate(env: envhub.Environment, params: dict, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(returns, finished)``: one whole episode in each of the batched ``env``'s members, played by ``params``.
+
+    Actions are sampled from the policy, as in training. Each member's first episode counts; the loop
+    stops when all have ended, or after 100,000 steps if the env has no time limit (``finished`` says).
+    """
+    head, n = head_for(env.single_action_space), env.num_envs
+    limit = env.metadata.get("time_limit") or 100_000
+
+    def running(carry: tuple) -> jax.Array:
+        *_, done, t, _ = carry
+        return ~done.all() & (t < limit)
+
+    def step(carry: tuple) -> tuple:
+        state, x, returns, done, t, key = carry
+        key, act_key, step_key = jax.random.split(key, 3)
+        out, _ = policy(params, x)
+        state, ts = env.step(step_key, state, head.to_env(head.sample(out, params["log_std"], act_key)))
+        returns = returns + jnp.where(done, 0.0, ts.reward)
+        return state, flat_obs(ts.obs, n), returns, done | ts.terminated | ts.truncated, t + 1, key
+
+    init_key, key = jax.random.split(key)
+    state, ts = env.init(init_key)
+    carry = (state, flat_obs(ts.obs, n), jnp.zeros(n), jnp.zeros(n, bool), jnp.int32(0), key)
+    _, _, returns, done, _, _ = jax.lax.while_loop(running, step, carry)
+    return returns, done
+
+
 def train(env_id: str, cfg: Config, make_kwargs: dict | None = None, log: Callable = print) -> dict[str, Any]:
-    """Train PPO on ``env_id``; return the metrics ``metrics.json`` holds."""
-    with envhub.make(env_id, num_envs=cfg.num_envs, **(make_kwargs or {})) as env:
+    """Train PPO on ``env_id``, then evaluate the final policy; return the metrics ``metrics.json`` holds."""
+    make_kwargs = make_kwargs or {}
+    with envhub.make(env_id, num_envs=cfg.num_envs, **make_kwargs) as env:
         obs_size = flat_obs(env.observation_space.sample(jax.random.key(0)), cfg.num_envs).shape[1]
         start, chunk, num_updates = build(envhub_layer(env), cfg, obs_size)
         per_chunk = max(1, num_updates // 20)
@@ -231,23 +269,34 @@ def train(env_id: str, cfg: Config, make_kwargs: dict | None = None, log: Callab
         carry = jax.jit(start)(jax.random.key(cfg.seed))
         compiled = jax.jit(chunk, static_argnums=1, donate_argnums=0).lower(carry, per_chunk).compile()
         compile_s = time.perf_counter() - t0
-        sums, counts, train_s, steps = [], [], 0.0, 0
+        sums, counts, chunk_s, steps = [], [], [], 0
         for _ in range(num_updates // per_chunk):
             t = time.perf_counter()
             carry, out = compiled(carry)
             out = jax.device_get(out)
-            train_s += time.perf_counter() - t
+            chunk_s.append(time.perf_counter() - t)
+            train_s = sum(chunk_s)
             sums.append(out["return_sum"])
             counts.append(out["episodes"])
             steps += per_chunk * cfg.num_envs * cfg.num_steps
             got = counts[-1].sum()
             mean = sums[-1].sum() / got if got else float("nan")
             log(f"steps {steps:>10,}  mean return {mean:8.2f}  ({int(got)} episodes)  {steps / train_s:,.0f} steps/s")
+    with envhub.make(env_id, num_envs=cfg.eval_episodes, **make_kwargs) as eval_env:
+        t = time.perf_counter()
+        eval_key = jax.random.fold_in(jax.random.key(cfg.seed), 1)  # not a key training used
+        returns, finished = jax.device_get(jax.jit(functools.partial(evaluate, eval_env))(carry[0], eval_key))
+        eval_s = time.perf_counter() - t
+    log(f"final policy: mean return {returns.mean():.2f} over {returns.size} episodes ({eval_s:.0f} s)")
     sums, counts = np.concatenate(sums), np.concatenate(counts)
     last = max(1, round(0.1 * len(sums)))
-    metrics = {"env_id": env_id, "seed": cfg.seed, "final_return": _mean(sums[-last:], counts[-last:])}
+    metrics = {"env_id": env_id, "seed": cfg.seed, "final_return": float(returns.mean())}
+    metrics |= {"final_return_std": float(returns.std()), "eval_episodes": int(returns.size)}
+    metrics |= {"eval_unfinished": int((~finished).sum()), "eval_seconds": eval_s}
+    metrics |= {"train_return_last_10pct": _mean(sums[-last:], counts[-last:])}
     metrics |= {"steps_per_second": steps / train_s, "total_env_steps": steps, "train_seconds": train_s}
-    metrics |= {"compile_seconds": compile_s, "config": dataclasses.asdict(cfg), "make_kwargs": make_kwargs or {}}
+    metrics |= {"steps_per_second_median_chunk": per_chunk * cfg.num_envs * cfg.num_steps / float(np.median(chunk_s))}
+    metrics |= {"compile_seconds": compile_s, "config": dataclasses.asdict(cfg), "make_kwargs": make_kwargs}
     return metrics | {"curve": _curve(sums, counts, cfg.num_envs * cfg.num_steps)}
 
 
