@@ -151,7 +151,7 @@ def test_eager_and_jitted_steps_raise_stale_state():
         env.step(KEY, old, 1)
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"StaleStateError: .*cannot branch or rewind"):
         jax.block_until_ready(jax.jit(env.step)(KEY, old, 1))
-    assert int(jax.jit(env.step)(KEY, new, 1)[0].step) == 2
+    assert int(jax.jit(env.step)(KEY, new, 1)[0].version) == 2
     env.close()
 
 
