@@ -197,6 +197,10 @@ class EnvKwargsError(EnvhubError, TypeError):
         self.kwarg = kwarg
 
 
+class BackendArgumentError(EnvhubError):
+    """A backend's factory refused an argument given to ``make``; each is also of the class it raised (``original``)."""
+
+
 class ActionError(EnvhubError, TypeError):
     """An action does not fit the action space: its structure, shape or dtype (at trace time) or a value."""
 
@@ -268,6 +272,7 @@ class ForkAfterJaxWarning(RuntimeWarning):
 
 __all__ = [
     "ActionError",
+    "BackendArgumentError",
     "BackendNotInstalledError",
     "ClosedEnvironmentError",
     "DuplicatePrefixError",

@@ -1,11 +1,14 @@
-"""The hooks a backend plugin implements (with ``@envhub.hookimpl``)."""
+"""The hooks a backend plugin implements (with ``@envhub.hookimpl``), and the attributes it may declare."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pluggy
+
+if TYPE_CHECKING:
+    from envhub.env import Environment
 
 hookspec = pluggy.HookspecMarker("envhub")
 hookimpl = pluggy.HookimplMarker("envhub")
@@ -33,6 +36,24 @@ class RegisterEnv(Protocol):
     ) -> None: ...
 
 
+class WrapObject(Protocol):
+    """A plugin's optional ``wrap_object(env, **kwargs)``: a user's own backend environment *object* as an envhub env.
+
+    ``envhub.interop.from_gymnax(env, params)`` and ``from_brax(env, **kwargs)`` call it on the plugin of
+    that prefix. A plugin whose ``wrap_object`` is not callable is refused there (``PluginIncompatibleError``).
+    """
+
+    def __call__(self, env: Any, /, **kwargs: Any) -> Environment[Any, Any, Any]: ...
+
+
+# What a plugin declares besides its hooks: attributes of its hook module (or object), read by envhub.
+#: ``ENVHUB_API: int``, the envhub plugin API the plugin was written for (``ENVHUB_API = 1``); without it, API 1.
+#: Not an int, or an API this envhub does not support: refused with ``PluginIncompatibleError``.
+API_ATTRIBUTE: Final = "ENVHUB_API"
+#: ``wrap_object: WrapObject``, optional (see ``WrapObject``).
+WRAP_ATTRIBUTE: Final = "wrap_object"
+
+
 @hookspec
 def envhub_register_envs(register: RegisterEnv) -> None:
     """Call ``register(name, factory, ...)`` once for every environment this backend offers.
@@ -56,4 +77,14 @@ def envhub_backend_note() -> str | None:
     """
 
 
-__all__ = ["EnvFactory", "RegisterEnv", "envhub_backend_note", "envhub_register_envs", "hookimpl", "hookspec"]
+__all__ = [
+    "API_ATTRIBUTE",
+    "WRAP_ATTRIBUTE",
+    "EnvFactory",
+    "RegisterEnv",
+    "WrapObject",
+    "envhub_backend_note",
+    "envhub_register_envs",
+    "hookimpl",
+    "hookspec",
+]

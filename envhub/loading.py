@@ -12,7 +12,8 @@ from importlib import metadata
 from typing import Any
 
 from envhub.env import Environment
-from envhub.errors import EnvhubError, EnvKwargsError, PluginLoadError, UnknownBackendError, one_line
+from envhub.errors import EnvhubError, PluginLoadError, UnknownBackendError
+from envhub.factory_errors import refusal
 from envhub.plugin_api import missing_error, plugin_install_line
 from envhub.specs import BATCHING_MODES, EnvSpec
 
@@ -48,22 +49,21 @@ def call_hook(prefix: str, origin: str, entry_point: Any, hook: str, caller: Cal
 
 
 def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) -> Environment[Any, Any, Any]:
-    """``spec.factory(**kwargs)``; an envhub error naming the plugin, the environment and the cause if it fails."""
+    """``spec.factory(**kwargs)``; an envhub error naming the plugin, the environment and the cause if it fails.
+
+    A refusal of the user's arguments keeps the class the factory raised (``envhub.factory_errors``); any
+    other exception is the plugin's fault, a ``PluginLoadError``.
+    """
     assert spec.factory is not None
     try:
         env = spec.factory(**kwargs)
     except EnvhubError:
         raise
-    except TypeError as exc:  # a keyword the backend does not take: say which env and what to do
-        refused = next((k for k in kwargs if k != "num_envs" and f"'{k}'" in str(exc)), None)
-        if refused is not None:
-            said = f"the plugin {spec.prefix!r} ({origin}) refused {refused}={kwargs[refused]!r}: TypeError: {one_line(exc)}"
-            raise EnvKwargsError(
-                spec.id, said, "check its spelling and type against the backend's README", refused
-            ) from exc
-        raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
     except ModuleNotFoundError as exc:
         raise missing_error(spec.prefix, origin, entry_point, exc) from exc
+    except (ValueError, TypeError, LookupError) as exc:  # the user's arguments, if it names them (factory_errors)
+        refused = refusal(spec.id, spec.prefix, origin, kwargs, exc)
+        raise (refused or PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs))) from exc
     except PLUGIN_FAULTS as exc:
         raise PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs)) from exc
     if not isinstance(env, Environment):

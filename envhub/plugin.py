@@ -27,7 +27,7 @@ from envhub.errors import (
     StaleStateError,
 )
 from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action, to_gymnasium_space
-from envhub.hookspecs import EnvFactory, RegisterEnv, hookimpl
+from envhub.hookspecs import EnvFactory, RegisterEnv, WrapObject, hookimpl
 from envhub.host import HostEnvironment, HostState, HostStep, key_to_seeds
 from envhub.host_callback import call_host
 from envhub.jax_env import JaxEnvironment, JaxState, JaxStep, jax_kwargs, take_time_limit
@@ -45,6 +45,7 @@ __all__ = [
     "PLUGIN_API",
     "EnvFactory",
     "RegisterEnv",
+    "WrapObject",
     "hookimpl",
     "check_options_for",
     "Kwarg",

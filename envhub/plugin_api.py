@@ -15,6 +15,7 @@ from typing import Any
 
 from envhub._version import __version__
 from envhub.errors import BackendNotInstalledError, EnvhubError, PluginIncompatibleError, PluginLoadError
+from envhub.hookspecs import API_ATTRIBUTE, WRAP_ATTRIBUTE, WrapObject
 
 #: The plugin API this core implements (the hooks of ``envhub.hookspecs``).
 PLUGIN_API = 1
@@ -26,12 +27,52 @@ _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*
 _CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
 
 
-def declared_api(plugin: Any) -> int | None:
-    """The ``ENVHUB_API`` a plugin object or module declares, or None; raise ``TypeError`` if it is no int."""
-    api = getattr(plugin, "ENVHUB_API", None)
-    if api is not None and (isinstance(api, bool) or not isinstance(api, int)):
-        raise TypeError(f"ENVHUB_API = {api!r} must be an int, e.g. ENVHUB_API = {PLUGIN_API}")
+def check_declarations(plugin: Any, prefix: str, origin: str) -> int | None:
+    """The ``ENVHUB_API`` a plugin declares, or None, once the types of what it declares (``hookspecs``) are checked.
+
+    Raises:
+        PluginIncompatibleError: ``ENVHUB_API`` is not an int, or ``wrap_object`` is not callable.
+    """
+    api = declared_api(plugin, prefix, origin)
+    if api_problem(prefix, origin, api) is None:  # a plugin for another API is refused for that
+        declared_wrapper(plugin, prefix, origin)
     return api
+
+
+def declared_api(plugin: Any, prefix: str, origin: str) -> int | None:
+    """The ``ENVHUB_API`` a plugin object or module declares (``hookspecs.API_ATTRIBUTE``), or None if it declares none.
+
+    Raises:
+        PluginIncompatibleError: it is not an int.
+    """
+    api = getattr(plugin, API_ATTRIBUTE, None)
+    if api is not None and (isinstance(api, bool) or not isinstance(api, int)):
+        raise PluginIncompatibleError(
+            prefix,
+            origin,
+            f"declares ENVHUB_API = {api!r} ({type(api).__name__}), but it must be an int: the envhub plugin API "
+            "it was written for",
+            f"declare ENVHUB_API = {PLUGIN_API} in its hook module (the plugin API of this envhub), or update the plugin",
+        )
+    return api
+
+
+def declared_wrapper(plugin: Any, prefix: str, origin: str) -> WrapObject | None:
+    """The plugin's ``wrap_object`` (``hookspecs.WrapObject``), or None if it has none.
+
+    Raises:
+        PluginIncompatibleError: it is not callable.
+    """
+    wrap = getattr(plugin, WRAP_ATTRIBUTE, None)
+    if wrap is not None and not callable(wrap):
+        raise PluginIncompatibleError(
+            prefix,
+            origin,
+            f"declares wrap_object = {wrap!r} ({type(wrap).__name__}), which is not callable: envhub.interop calls "
+            "wrap_object(env, **kwargs) to wrap a user's own environment object",
+            "make wrap_object a function returning an envhub.Environment (envhub.plugin.WrapObject), or update the plugin",
+        )
+    return wrap
 
 
 def api_problem(prefix: str, origin: str, api: int | None) -> PluginIncompatibleError | None:
@@ -210,11 +251,13 @@ __all__ = [
     "PLUGIN_API",
     "SUPPORTED_APIS",
     "api_problem",
+    "check_declarations",
     "compatible_core_range",
     "core_install_line",
     "core_range_problem",
     "core_requirement",
     "declared_api",
+    "declared_wrapper",
     "excludes_core",
     "install_hint",
     "missing_error",

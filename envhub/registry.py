@@ -11,6 +11,7 @@ plugin alone. Environment variables (read when a ``Registry`` is created):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
@@ -28,6 +29,7 @@ from envhub.errors import (
     PluginLoadError,
     UnknownEnvError,
 )
+from envhub.hook_probe import probe
 from envhub.kwargs import check as check_kwargs
 from envhub.loading import (
     AUTOLOAD_SWITCH,
@@ -40,7 +42,7 @@ from envhub.loading import (
     switches,
     unknown_backend,
 )
-from envhub.plugin_api import api_problem, core_range_problem, declared_api, install_hint, missing_requirements
+from envhub.plugin_api import api_problem, check_declarations, core_range_problem, install_hint, missing_requirements
 from envhub.plugin_api import normalize as _normalize
 from envhub.specs import BackendStatus, EnvSpec, split_id
 from envhub.specs import check_prefix as _check_prefix
@@ -103,18 +105,27 @@ class Registry:
     def register_backend(self, prefix: str, plugin: Any, *, replace: bool = False) -> None:
         """Register ``plugin`` (an object or module with ``@envhub.hookimpl`` functions) in-process.
 
+        A refused call changes nothing: no prefix half-registered, a replaced backend kept.
+
         Raises:
             DuplicatePrefixError: ``prefix`` is taken and ``replace`` is false.
+            PluginLoadError: the plugin is refused (``PluginIncompatibleError``: its declarations).
         """
         prefix = _check_prefix(prefix)
         known = self._backends.get(prefix)
-        if known is not None:
-            if not replace:
-                raise DuplicatePrefixError(prefix, known.origin, "<in-process>")
-            self.unregister_backend(prefix)
+        if known is not None and not replace:
+            raise DuplicatePrefixError(prefix, known.origin, "<in-process>")
+        old = known.plugin if known is not None else None
+        if old is not None:
+            self._pm.unregister(name=prefix)
         backend = _Backend(prefix, "<in-process>", "")
+        try:
+            self._activate(backend, plugin)
+        except EnvhubError:
+            if old is not None:
+                self._pm.register(old, name=prefix)
+            raise
         self._backends[prefix] = backend
-        self._activate(backend, plugin)
 
     def unregister_backend(self, prefix: str) -> None:
         """Forget the backend ``prefix`` (no error if it is unknown)."""
@@ -123,23 +134,20 @@ class Registry:
             self._pm.unregister(name=backend.prefix)
 
     def _activate(self, backend: _Backend, plugin: Any) -> None:
-        try:
-            backend.api = declared_api(plugin)
-        except TypeError as exc:
-            backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
-            raise backend.error from None
-        backend.error = api_problem(backend.prefix, _described(backend), backend.api)
-        if backend.error is not None:
-            raise backend.error
+        """Check ``plugin``'s declarations and register its hooks as ``backend``'s; if refused, raise, changing nothing."""
+        api = check_declarations(plugin, backend.prefix, _described(backend))  # ENVHUB_API, wrap_object
+        problem = api_problem(backend.prefix, _described(backend), api)
+        if problem is not None:
+            backend.api = api  # `envhub list` shows the API it declares
+            raise problem
         try:
             self._pm.register(plugin, name=backend.prefix)
             self._pm.check_pending()  # a hookimpl with no matching hookspec (a typo) is refused here
         except PLUGIN_FAULTS as exc:
-            if self._pm.is_registered(plugin):
-                self._pm.unregister(plugin)
-            backend.error = PluginLoadError(backend.prefix, backend.origin, exc)
-            raise backend.error from exc
-        backend.plugin = plugin
+            if self._pm.get_plugin(backend.prefix) is plugin:
+                self._pm.unregister(name=backend.prefix)
+            raise PluginLoadError(backend.prefix, backend.origin, exc) from exc
+        backend.plugin, backend.api = plugin, api
 
     def _load(self, prefix: str) -> _Backend:
         backend = self._backend(prefix)
@@ -151,11 +159,10 @@ class Registry:
             if backend.error is not None:
                 raise backend.error
             try:
-                plugin = load_plugin(backend.prefix, backend.origin, backend.entry_point)
+                self._activate(backend, load_plugin(backend.prefix, backend.origin, backend.entry_point))
             except EnvhubError as exc:
-                backend.error = exc
+                backend.error = exc  # `envhub list` reports it from now on
                 raise
-            self._activate(backend, plugin)
         return backend
 
     def _backend(self, prefix: str) -> _Backend:
@@ -170,7 +177,8 @@ class Registry:
 
     # --- environments ------------------------------------------------------------------------
 
-    def _envs(self, prefix: str, refresh: bool = False) -> dict[str, EnvSpec]:
+    def _envs(self, prefix: str, refresh: bool = False, *, probing: bool = False) -> dict[str, EnvSpec] | None:
+        """The envs of ``prefix`` from its ``envhub_register_envs`` (cached); ``probing``: None if it needs a new import."""
         backend = self._load(prefix)
         if backend.envs is not None and not refresh:
             return backend.envs
@@ -178,10 +186,12 @@ class Registry:
         register = spec_collector(backend.prefix, envs)
         others = [p for n, p in self._pm.list_name_plugin() if n != backend.prefix]
         caller = self._pm.subset_hook_caller("envhub_register_envs", remove_plugins=others)
+        hook = functools.partial(call_hook, backend.prefix, backend.origin, backend.entry_point, "envhub_register_envs")
         try:
-            call_hook(
-                backend.prefix, backend.origin, backend.entry_point, "envhub_register_envs", caller, register=register
-            )
+            if not probing:
+                hook(caller, register=register)
+            elif not probe(lambda: hook(caller, register=register)):  # it reached an import of a library not loaded
+                return None
         except EnvhubError as exc:
             backend.error = exc  # `envhub list` reports it from now on
             raise
@@ -191,9 +201,9 @@ class Registry:
     def spec(self, env_id: str) -> EnvSpec:
         """Return the ``EnvSpec`` of ``env_id``, or raise a helpful error."""
         prefix, name = split_id(env_id)
-        envs = self._envs(prefix)
+        envs = self._envs(prefix) or {}
         if name not in envs:
-            envs = self._envs(prefix, refresh=True)  # the backend may have gained envs since
+            envs = self._envs(prefix, refresh=True) or {}  # the backend may have gained envs since
         if name not in envs:
             raise UnknownEnvError(prefix.lower(), name, sorted(envs))
         return envs[name]
@@ -236,29 +246,26 @@ class Registry:
 
     def list_envs(self, prefix: str) -> list[EnvSpec]:
         """Every environment the backend ``prefix`` offers, available or not, sorted by name."""
-        return sorted(self._envs(prefix, refresh=True).values(), key=lambda s: s.name.lower())
+        return sorted((self._envs(prefix, refresh=True) or {}).values(), key=lambda s: s.name.lower())
 
     def list_backends(self, *, deep: bool = False) -> list[BackendStatus]:
         """The status of every known backend; importing each plugin module, never a backend library.
 
-        ``deep=True`` also calls each backend's ``envhub_register_envs`` (which imports its library), so
-        a hook that raises shows as status ``error``; without it, only a hook already seen failing does.
+        A hook that raises shows as status ``error``. ``envhub_register_envs`` runs up to its first import of
+        a library not loaded yet (``envhub.hook_probe``): a hook that raises after importing its backend shows
+        only once seen failing, or with ``deep=True``, which runs every hook in full (importing the libraries).
         """
         rows = []
         for prefix in sorted(self._backends):
             backend = self._backends[prefix]
             status, reason = "ok", ""
             try:
-                self._load(prefix)
-                if deep:
-                    self._envs(prefix)
+                self._envs(prefix, probing=not deep)
                 dist = backend.entry_point.dist if backend.entry_point is not None else None
                 missing = missing_requirements(dist)
                 if missing:
-                    status = "missing"
-                    reason = (
-                        f"not installed: {', '.join(missing)}; {install_hint(prefix, backend.origin, missing[0], dist)}"
-                    )
+                    hint = install_hint(prefix, backend.origin, missing[0], dist)
+                    status, reason = "missing", f"not installed: {', '.join(missing)}; {hint}"
             except BackendNotInstalledError as exc:
                 status, reason = "missing", str(exc)
             except EnvhubError as exc:
@@ -274,9 +281,8 @@ class Registry:
         others = [p for n, p in self._pm.list_name_plugin() if n != prefix]
         caller = self._pm.subset_hook_caller("envhub_backend_note", remove_plugins=others)
         try:
-            return "ok", str(
-                call_hook(prefix, backend.origin, backend.entry_point, "envhub_backend_note", caller) or ""
-            )
+            note = call_hook(prefix, backend.origin, backend.entry_point, "envhub_backend_note", caller)
+            return "ok", str(note or "")
         except EnvhubError as exc:  # a note must never break `envhub list`
             return "error", str(exc)
 

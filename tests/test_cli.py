@@ -24,7 +24,35 @@ def test_list_backends_table_and_json(toy, capsys):
     assert any(line.split()[:2] == ["toy", "<in-process>"] for line in out.splitlines())
     assert main(["list", "--json"]) == EXIT_OK
     rows = {r["prefix"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows["toy"]["status"] == "ok"
+    assert rows["toy"] == {
+        "prefix": "toy",
+        "distribution": "<in-process>",
+        "version": "",
+        "status": "ok",
+        "reason": "",
+        "api": None,
+        "error": None,  # the message of a backend in status "error"
+    }
+
+
+def test_list_shows_a_backend_whose_hook_raises_as_an_error_row(toy, capsys):
+    class Broken:
+        @envhub.hookimpl
+        def envhub_register_envs(self, register):
+            raise OSError("its registry file is gone")
+
+    envhub.register_backend("broken", Broken(), replace=True)
+    try:
+        assert main(["list"]) == EXIT_OK
+        out = capsys.readouterr().out
+        assert ["broken", "<in-process>", "-", "error"] in [line.split() for line in out.splitlines()]
+        assert "broken: The envhub plugin 'broken' (<in-process>) failed in envhub_register_envs(): OSError" in out
+        assert main(["list", "--json"]) == EXIT_OK
+        row = {r["prefix"]: r for r in json.loads(capsys.readouterr().out)}["broken"]
+        assert row["status"] == "error" and row["error"] == row["reason"]
+        assert "failed in envhub_register_envs(): OSError: its registry file is gone" in row["error"]
+    finally:
+        envhub.unregister_backend("broken")
 
 
 def test_list_envs_of_a_prefix(toy, capsys):

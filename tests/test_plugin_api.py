@@ -11,6 +11,7 @@ from fake_dists import TOY_PLUGIN, write_dist
 import envhub
 from envhub.errors import PluginIncompatibleError, PluginLoadError
 from envhub.plugin_api import compatible_core_range, excludes_core
+from envhub.testing.toy_envs import Corridor
 
 OLD_API_PLUGIN = "ENVHUB_API = 0\n" + TOY_PLUGIN
 GOOD_PLUGIN = "ENVHUB_API = 1\n" + TOY_PLUGIN
@@ -97,12 +98,83 @@ def test_in_process_plugins_are_checked_too(registry):
     ):
         registry.register_backend("old", Old())
 
-    class Bad:
-        ENVHUB_API = "1"
-
-    with pytest.raises(PluginLoadError, match=r"ENVHUB_API = '1' must be an int"):
-        registry.register_backend("bad", Bad())
+    assert "old" not in registry.prefixes  # a refused registration leaves nothing behind
     assert registry.make("toy/Corridor-v0")  # the others keep working
+
+
+class _Declares:
+    """A plugin object whose declarations are set per test."""
+
+    @envhub.hookimpl
+    def envhub_register_envs(self, register):
+        register("Corridor-v0", Corridor)
+
+
+@pytest.mark.parametrize(
+    "name,value,match",
+    [
+        ("ENVHUB_API", "1", r"declares ENVHUB_API = '1' \(str\), but it must be an int.*fix: declare ENVHUB_API = 1"),
+        ("ENVHUB_API", True, r"declares ENVHUB_API = True \(bool\), but it must be an int"),
+        ("ENVHUB_API", 1.0, r"declares ENVHUB_API = 1\.0 \(float\), but it must be an int"),
+        (
+            "wrap_object",
+            5,
+            r"declares wrap_object = 5 \(int\), which is not callable: envhub\.interop calls wrap_object",
+        ),
+        (
+            "wrap_object",
+            "wrap",
+            r"declares wrap_object = 'wrap' \(str\), which is not callable.*envhub\.plugin\.WrapObject",
+        ),
+    ],
+)
+def test_a_declaration_of_the_wrong_type_is_incompatible_naming_the_plugin(registry, name, value, match):
+    plugin = _Declares()
+    setattr(plugin, name, value)
+    with pytest.raises(PluginIncompatibleError, match=r"The envhub plugin 'bad' \(<in-process>\) " + match) as info:
+        registry.register_backend("bad", plugin)
+    assert not isinstance(info.value, TypeError)  # an envhub plugin error, not a bare TypeError
+    assert "bad" not in registry.prefixes
+    assert registry.make("toy/Corridor-v0")
+
+
+def test_declarations_of_the_right_type_are_accepted(registry):
+    plugin = _Declares()
+    plugin.ENVHUB_API = 1
+    plugin.wrap_object = lambda env, **kwargs: env
+    registry.register_backend("good", plugin)
+    assert registry.make("good/Corridor-v0").id == "good/Corridor-v0"
+    assert {b.prefix: b.api for b in registry.list_backends()}["good"] == 1
+
+
+def test_an_installed_plugin_declaring_a_str_api_is_an_error_row(site):
+    write_dist(
+        site, "fake-plugin-str", {"strapi": "fake_plugin_str"}, {"fake_plugin_str": 'ENVHUB_API = "1"\n' + TOY_PLUGIN}
+    )
+    registry = envhub.Registry()
+    row = {b.prefix: b for b in registry.list_backends()}["strapi"]
+    assert row.status == "error" and "declares ENVHUB_API = '1' (str)" in row.reason
+    with pytest.raises(PluginIncompatibleError, match=r"plugin 'strapi' \(fake-plugin-str 1\.0\) declares ENVHUB_API"):
+        registry.make("strapi/Corridor-v0")
+
+
+def test_a_wrap_object_that_is_not_callable_never_reaches_interop():
+    from envhub import interop
+
+    plugin = _Declares()
+    plugin.wrap_object = "not a function"
+    with pytest.raises(
+        PluginIncompatibleError, match=r"'nowrap' \(<in-process>\) declares wrap_object = 'not a function'"
+    ):
+        envhub.register_backend("nowrap", plugin)
+    with pytest.raises(envhub.errors.UnknownBackendError):  # refused: never registered
+        interop._wrap_object("nowrap", object())
+    plugin.wrap_object = lambda env, scale=1: Corridor(length=env * scale)
+    envhub.register_backend("nowrap", plugin)
+    try:
+        assert interop._wrap_object("nowrap", 3, scale=2).length == 6
+    finally:
+        envhub.unregister_backend("nowrap")
 
 
 def test_version_and_plugin_api_on_the_command_line():

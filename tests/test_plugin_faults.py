@@ -1,6 +1,8 @@
 """A plugin's faults stay inside it: its factory, its hooks, SystemExit at import; switches that hide plugins."""
 
+import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -10,7 +12,8 @@ import pytest
 from fake_dists import TOY_PLUGIN, write_dist
 
 import envhub
-from envhub.errors import PluginLoadError, UnknownBackendError
+from envhub.errors import BackendArgumentError, EnvhubError, EnvKwargsError, PluginLoadError, UnknownBackendError
+from envhub.factory_errors import refusal_class
 from envhub.plugin_api import IN_REPO_BACKENDS, plugin_install_line
 
 TESTS = Path(__file__).resolve().parent
@@ -28,12 +31,36 @@ def envhub_register_envs(register):
     register("Exits-v0", lambda **kwargs: sys.exit(4))
 """
 
+FACTORY_REFUSES = """
+import envhub
+from envhub.testing.toy_envs import Corridor
+
+def strict(time_limit=10, level="easy", **kwargs):
+    if time_limit <= 0:
+        raise ValueError("time_limit must be > 0")
+    {"easy": 1, "hard": 2}[level]
+    return Corridor(**kwargs)
+
+@envhub.hookimpl
+def envhub_register_envs(register):
+    register("Strict-v0", strict)
+"""
+
 HOOK_RAISES = """
 import envhub
 
 @envhub.hookimpl
 def envhub_register_envs(register):
     raise RuntimeError("its registry file is corrupt")
+"""
+
+RAISES_AFTER_ITS_LIBRARY = """
+import envhub
+
+@envhub.hookimpl
+def envhub_register_envs(register):
+    import fake_plugin_backend_lib  # the backend library: `envhub list` must not import it
+    raise RuntimeError(fake_plugin_backend_lib.NAME + " changed its registry")
 """
 
 NOTE_RAISES = """
@@ -89,6 +116,121 @@ def test_a_raising_factory_names_plugin_env_and_cause(site):
     assert "plugin 'fakefac'" in one_error_line(run) and "'fakefac/Broken-v0'" in run.stderr
 
 
+def test_a_factory_refusing_the_users_argument_keeps_its_class(site):
+    write_dist(site, "fake-plugin-ref", {"fakeref": "fake_plugin_ref"}, {"fake_plugin_ref": FACTORY_REFUSES})
+    registry = envhub.Registry(only=["fakeref"])
+    with pytest.raises(
+        ValueError,
+        match=r"^make\('fakeref/Strict-v0', \.\.\.\): the plugin 'fakeref' \(fake-plugin-ref\) refused time_limit=0: "
+        r"ValueError: time_limit must be > 0; check its value against the backend's README \(`envhub info "
+        r"fakeref/Strict-v0` lists",
+    ) as info:
+        registry.make("fakeref/Strict-v0", time_limit=0)
+    error = info.value
+    assert isinstance(error, BackendArgumentError) and isinstance(error, EnvhubError)
+    assert not isinstance(error, (PluginLoadError, ImportError, TypeError))
+    assert error.kwarg == "time_limit" and error.env_id == "fakeref/Strict-v0" and error.prefix == "fakeref"
+    assert type(error.__cause__) is ValueError and error.original is error.__cause__
+    with pytest.raises(KeyError, match=r"refused level='medium': KeyError: 'medium'; check its value") as lookup:
+        registry.make("fakeref/Strict-v0", level="medium")  # a lookup repeating the value given
+    assert isinstance(lookup.value, BackendArgumentError) and lookup.value.kwarg == "level"
+    assert str(lookup.value).startswith("make(")  # the message, not KeyError's repr of it
+    assert registry.make("fakeref/Strict-v0", time_limit=3).id == "fakeref/Strict-v0"
+    run = envhub_cli(site, "info", "fakeref/Strict-v0", "-k", "time_limit=0")
+    assert "refused time_limit=0: ValueError: time_limit must be > 0" in one_error_line(run)
+
+
+def _factory_raising(exc):
+    def factory(**kwargs):
+        raise exc
+
+    class Plugin:
+        @envhub.hookimpl
+        def envhub_register_envs(self, register):
+            register("F-v0", factory)
+
+    registry = envhub.Registry(autoload=False)
+    registry.register_backend("f", Plugin())
+    return registry
+
+
+@pytest.mark.parametrize(
+    "exc,kwargs,kind,match",
+    [
+        (
+            ValueError("must be > 0"),
+            {"limit": 0},
+            ValueError,
+            r"refused limit=0: ValueError: must be > 0; check its val",
+        ),
+        (ValueError("bad combo"), {"a": 1, "b": 2}, ValueError, r"refused a=1, b=2: ValueError: bad combo; check them"),
+        (ValueError("b too big for a"), {"a": 1, "b": 2}, ValueError, r"refused a=1, b=2: .*; check their value"),
+        (TypeError("size must be an int"), {"size": "3"}, EnvKwargsError, r"refused size='3': TypeError: size must"),
+        (IndexError("level 9 out of range"), {"level": 9}, IndexError, r"refused level=9: IndexError: level 9 out of"),
+        (ValueError("no default works"), {}, PluginLoadError, r"failed while making 'f/F-v0': ValueError: no default"),
+        (
+            TypeError("unsupported operand"),
+            {"size": 3},
+            PluginLoadError,
+            r"while making 'f/F-v0' with size=3: TypeError",
+        ),
+        (
+            KeyError("registry"),
+            {"size": 3},
+            PluginLoadError,
+            r"while making 'f/F-v0' with size=3: KeyError: 'registry'",
+        ),
+        (AttributeError("no .step"), {"size": 3}, PluginLoadError, r"with size=3: AttributeError: no \.step"),
+        (RuntimeError("size broke"), {"size": 3}, PluginLoadError, r"with size=3: RuntimeError: size broke"),
+        (ImportError("size lib"), {"size": 3}, PluginLoadError, r"with size=3: ImportError: size lib"),
+    ],
+)
+def test_which_factory_exceptions_are_the_users_arguments(exc, kwargs, kind, match):
+    with pytest.raises(kind, match=match) as info:
+        _factory_raising(exc).make("f/F-v0", **kwargs)
+    assert isinstance(info.value, BackendArgumentError) is (kind is not PluginLoadError)
+    assert kind is PluginLoadError or isinstance(info.value, type(exc))  # a refusal keeps the class raised
+    assert info.value.__cause__ is exc
+
+
+class _Level(ValueError):
+    """A backend's own error class, with a field of its own."""
+
+    def __init__(self, message, allowed=()):
+        super().__init__(message)
+        self.allowed = allowed
+
+
+class _Unpicklable(ValueError):
+    def __init__(self, level, allowed):  # pickle cannot rebuild it from its args
+        super().__init__(f"level={level} is not one of {allowed}")
+
+
+def test_a_refusal_is_built_once_per_class_and_pickles():
+    first = _factory_raising(ValueError("limit must be > 0"))
+    errors = []
+    for registry in (first, first, _factory_raising(ValueError("limit too big"))):
+        with pytest.raises(ValueError) as info:
+            registry.make("f/F-v0", limit=0)
+        errors.append(info.value)
+    assert type(errors[0]) is type(errors[1]) is type(errors[2]) is refusal_class(ValueError)
+    assert type(errors[0]).__name__ == "BackendArgumentError[ValueError]"
+    copy = pickle.loads(pickle.dumps(errors[0]))
+    assert type(copy) is type(errors[0]) and str(copy) == str(errors[0])
+    assert (copy.kwarg, copy.env_id, repr(copy.original)) == ("limit", "f/F-v0", repr(errors[0].original))
+    with pytest.raises(_Level, match=r"refused level=7: _Level: level=7 is not one of \(1, 2\)") as info:
+        _factory_raising(_Level("level=7 is not one of (1, 2)", (1, 2))).make("f/F-v0", level=7)
+    assert info.value.allowed == (1, 2) and isinstance(info.value, BackendArgumentError)  # its fields are kept
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(copy, _Level) and copy.allowed == (1, 2) and copy.kwarg == "level"
+    assert isinstance(copy.original, _Level) and str(copy) == str(info.value)
+    with pytest.raises(_Unpicklable) as info:
+        _factory_raising(_Unpicklable(7, (1, 2))).make("f/F-v0", level=7)
+    copy = pickle.loads(pickle.dumps(info.value))  # still pickles, without the original
+    assert isinstance(copy, _Unpicklable) and copy.original is None and copy.kwarg == "level"
+    assert "refused level=7: _Unpicklable: level=7 is not one of (1, 2)" in str(copy)
+
+
 def test_a_raising_register_hook_is_an_error_status(site):
     write_dist(site, "fake-plugin-hook", {"fakehook": "fake_plugin_hook"}, {"fake_plugin_hook": HOOK_RAISES})
     registry = envhub.Registry(only=["fakehook"])  # deep=True imports every backend's library: only this one
@@ -107,6 +249,54 @@ def test_a_raising_register_hook_is_an_error_status(site):
     assert deep.returncode == 0 and any(line.split()[::4] == ["fakehook", "error"] for line in deep.stdout.splitlines())
     assert "failed in envhub_register_envs(): RuntimeError: its registry file is corrupt" in deep.stdout
     assert "envhub_register_envs()" in one_error_line(envhub_cli(site, "list", "fakehook"))
+
+
+def _statuses(run):
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    return {line.split()[0]: line.split()[-1] for line in run.stdout.split("\n\n")[0].splitlines()[1:]}
+
+
+def test_envhub_list_shows_a_raising_register_hook_as_an_error_row_without_importing_backends(site):
+    write_dist(site, "fake-plugin-hook", {"fakehook": "fake_plugin_hook"}, {"fake_plugin_hook": HOOK_RAISES})
+    late = {"fake_plugin_late": RAISES_AFTER_ITS_LIBRARY, "fake_plugin_backend_lib": 'NAME = "fakelib 2.0"\n'}
+    write_dist(site, "fake-plugin-late", {"fakelate": "fake_plugin_late"}, late)
+    write_dist(site, "fake-plugin-ok", {"fakeok": "fake_plugin_ok"}, {"fake_plugin_ok": TOY_PLUGIN})
+    reason = "plugin 'fakehook' (fake-plugin-hook) failed in envhub_register_envs(): RuntimeError: its registry file"
+    registry = envhub.Registry(only=["fakehook", "fakelate", "fakeok"])
+    rows = {b.prefix: b for b in registry.list_backends()}  # not deep
+    assert rows["fakehook"].status == "error" and reason in rows["fakehook"].reason
+    assert (rows["fakelate"].status, rows["fakeok"].status) == ("ok", "ok")  # fakelate's hook needs its library
+    assert "fake_plugin_backend_lib" not in sys.modules
+    assert registry.make("fakeok/Corridor-v0").id == "fakeok/Corridor-v0"  # probed envs are the real ones
+    with pytest.raises(PluginLoadError, match=r"RuntimeError: fakelib 2\.0 changed its registry"):
+        registry.make("fakelate/Anything-v0")  # make runs the hook in full
+    assert {b.prefix: b.status for b in registry.list_backends()}["fakelate"] == "error"  # seen failing: shown
+
+    switch = {"ENVHUB_PLUGINS": "fakehook,fakelate,fakeok"}
+    assert _statuses(envhub_cli(site, "list", env=switch)) == {"fakehook": "error", "fakelate": "ok", "fakeok": "ok"}
+    assert f"fakehook: The envhub {reason}" in envhub_cli(site, "list", env=switch).stdout
+    listed = {row["prefix"]: row for row in json.loads(envhub_cli(site, "list", "--json", env=switch).stdout)}
+    assert set(listed["fakehook"]) == {"prefix", "distribution", "version", "status", "reason", "api", "error"}
+    assert listed["fakehook"]["status"] == "error" and reason in listed["fakehook"]["error"]
+    assert listed["fakehook"]["error"] == listed["fakehook"]["reason"]
+    assert (listed["fakeok"]["status"], listed["fakeok"]["error"]) == ("ok", None)
+    deep = envhub_cli(site, "list", "--deep", env=switch)
+    assert _statuses(deep) == {"fakehook": "error", "fakelate": "error", "fakeok": "ok"}
+    assert "RuntimeError: fakelib 2.0 changed its registry" in deep.stdout
+
+
+def test_a_probed_hook_that_swallows_the_guard_is_not_reported(site):
+    swallows = RAISES_AFTER_ITS_LIBRARY.replace(
+        "    import fake_plugin_backend_lib  #",
+        "    try:\n        import fake_plugin_swlib\n    except BaseException:\n        pass  #",
+    ).replace("fake_plugin_backend_lib.NAME", "'no library'")
+    write_dist(site, "fake-plugin-sw", {"fakesw": "fake_plugin_sw"}, {"fake_plugin_sw": swallows})
+    write_dist(site, "fake-plugin-lib", {}, {"fake_plugin_swlib": 'NAME = "x"\n'})
+    registry = envhub.Registry(only=["fakesw"])
+    assert [(b.prefix, b.status) for b in registry.list_backends()] == [("fakesw", "ok")]  # it reached an import
+    assert "fake_plugin_swlib" not in sys.modules
+    with pytest.raises(PluginLoadError, match=r"RuntimeError: no library changed its registry"):
+        registry.make("fakesw/X-v0")
 
 
 def test_a_raising_note_hook_is_an_error_status(site):

@@ -11,6 +11,7 @@ from envhub.errors import (
     EnvUnavailableError,
     InvalidArgumentError,
     InvalidIdError,
+    PluginIncompatibleError,
     PluginLoadError,
     UnknownBackendError,
     UnknownEnvError,
@@ -157,6 +158,55 @@ def test_misspelled_hookimpl_is_refused(registry):
 
     with pytest.raises(PluginLoadError, match="plugin 'typo'"):
         registry.register_backend("typo", Typo())
+    assert "typo" not in registry.prefixes  # nothing half-registered
+    assert [b.prefix for b in registry.list_backends()] == ["toy"]
+
+
+class _Old:
+    ENVHUB_API = 2
+
+    @envhub.hookimpl
+    def envhub_register_envs(self, register):
+        pass
+
+
+@pytest.mark.parametrize(
+    "prefix,plugin,replace,error,match",
+    [
+        ("bad/prefix", ToyPlugin(), False, InvalidArgumentError, r"Backend prefix 'bad/prefix' must be letters"),
+        ("toy", ToyPlugin(), False, DuplicatePrefixError, r"'toy' is claimed by both '<in-process>' and"),
+        (
+            "toy",
+            _Old(),
+            True,
+            PluginIncompatibleError,
+            r"plugin 'toy' \(<in-process>\) was written for envhub plugin API 2",
+        ),
+        (
+            "new",
+            _Old(),
+            False,
+            PluginIncompatibleError,
+            r"plugin 'new' \(<in-process>\) was written for envhub plugin API 2",
+        ),
+    ],
+)
+def test_a_refused_registration_changes_nothing(registry, prefix, plugin, replace, error, match):
+    toy = registry.plugin("toy")
+    with pytest.raises(error, match=match):
+        registry.register_backend(prefix, plugin, replace=replace)
+    assert registry.prefixes == ["toy"] and registry.plugin("toy") is toy  # a replaced backend is kept
+    assert [(b.prefix, b.status) for b in registry.list_backends()] == [("toy", "ok")]
+    assert registry.make("toy/Corridor-v0").id == "toy/Corridor-v0"
+    registry.register_backend("new", ToyPlugin())  # the prefix is free: nothing was left under it
+    assert registry.make("new/Corridor-v0").id == "new/Corridor-v0"
+
+
+def test_one_plugin_object_under_two_prefixes_is_refused_cleanly(registry):
+    with pytest.raises(PluginLoadError, match=r"plugin 'again' \(<in-process>\) failed: ValueError: Plugin already"):
+        registry.register_backend("again", registry.plugin("toy"))
+    assert registry.prefixes == ["toy"]
+    assert registry.make("toy/Corridor-v0").id == "toy/Corridor-v0"  # toy's hooks are still registered
 
 
 # --- entry-point discovery (real importlib.metadata, fake installed distributions) -------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -21,8 +22,8 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--deep",
         action="store_true",
-        help="also run each backend's envhub_register_envs hook (imports the backend libraries), "
-        "so a failing hook shows as status error",
+        help="run each backend's envhub_register_envs hook in full (imports the backend libraries; without it, "
+        "a hook runs only up to its first import of one), so any failing hook shows as status error",
     )
     return p
 
@@ -33,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.prefix is None:
         backends = envhub.list_backends(deep=args.deep)
         if args.json:
-            print(json.dumps([b.__dict__ for b in backends], indent=2))
+            # "error": the message of a backend in status "error" (else null), next to the fields of BackendStatus
+            rows = [{**dataclasses.asdict(b), "error": b.reason if b.status == "error" else None} for b in backends]
+            print(json.dumps(rows, indent=2))
             return EXIT_OK
         hidden = ", ".join(f"{k}={v!r}" for k, v in switches().items())
         if not backends:

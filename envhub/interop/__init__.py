@@ -56,11 +56,15 @@ def from_brax(env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
 
 
 def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
-    """The backend ``prefix``'s ``wrap_object(env, **kwargs)``, found through the registry (core imports no plugin)."""
-    from envhub.api import default_registry
-    from envhub.errors import InvalidArgumentError
+    """The backend ``prefix``'s ``wrap_object(env, **kwargs)`` (``envhub.plugin.WrapObject``), found through the registry.
 
-    wrap = getattr(default_registry().plugin(prefix), "wrap_object", None)
+    The core imports no plugin; loading one checks that its ``wrap_object``, if any, is callable
+    (``PluginIncompatibleError`` naming the plugin otherwise).
+    """
+    from envhub.api import default_registry
+    from envhub.hookspecs import WRAP_ATTRIBUTE, WrapObject
+
+    wrap: WrapObject | None = getattr(default_registry().plugin(prefix), WRAP_ATTRIBUTE, None)
     if wrap is None:
         raise InvalidArgumentError(f"backend {prefix!r} has no wrap_object(env, ...); it cannot wrap your own objects.")
     return wrap(env, **kwargs)
