@@ -7,6 +7,10 @@ import pytest
 import envhub
 from envhub.testing.toy_envs import ToyPlugin
 
+# tests/compat is a frozen third-party plugin with its own tests: they run in the release job, with the
+# plugin installed in a venv outside the tree (tests/test_release.py), never in this one.
+collect_ignore = ["compat"]
+
 
 @pytest.fixture
 def registry() -> envhub.Registry:
