@@ -31,7 +31,7 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     """Add the ``envhub new-plugin`` parser to ``sub`` (argparse subparsers)."""
     p = sub.add_parser(
         NAME,
-        help="write a new backend plugin (package, tests, CI, publishing checklist) to start from",
+        help="write a backend plugin to start from: package, tests, CI, checklist",
         description="Write envhub-NAME: a working plugin with one JAX environment, NAME/Chain-v0, its "
         "conformance tests, a CI workflow and a checklist for publishing. It passes its own tests as written.",
     )
