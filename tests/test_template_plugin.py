@@ -160,7 +160,8 @@ def test_plugins_template_is_new_plugin_output_for_mybackend():
     # its version is the core's (scripts/version.py stamps it); a new plugin starts at 0.1.0
     assert on_disk == render("mybackend", version=envhub.__version__), (
         "plugins/_template differs from `envhub new-plugin mybackend`: edit envhub/cli/plugin_template/, then "
-        "rm -rf plugins/_template && envhub new-plugin mybackend --dir plugins/_template"
+        "rm -rf plugins/_template && envhub new-plugin mybackend --dir plugins/_template && python scripts/version.py "
+        f"{envhub.__version__} (which stamps the core's version into it)"
     )
 
 
