@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,15 @@ def test_backends_table_lists_every_installed_backend(site):
         assert "No backend plugin is installed" in html
     for backend in backends:
         assert f"<td><code>{backend.distribution}</code> {backend.version}</td>" in html, backend.prefix
+
+
+def test_errors_page_names_every_public_error_and_warning():
+    import envhub.errors
+
+    page = (ROOT / "docs" / "errors.md").read_text()
+    classes = [n for n in envhub.errors.__all__ if isinstance(getattr(envhub.errors, n), type)]
+    assert "ActionError" in classes and "PicklingUnsupportedError" in classes
+    assert [n for n in classes if not re.search(rf"[`.]{n}`", page)] == []  # `Name` or `envhub.errors.Name`
 
 
 # --- the code-block collector ---------------------------------------------------------------------
