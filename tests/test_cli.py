@@ -1,6 +1,8 @@
+import itertools
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,7 @@ def test_list_backends_table_and_json(toy, capsys):
     assert main(["list", "--json"]) == EXIT_OK
     rows = {r["prefix"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["toy"] == {
+        "schema": 1,
         "prefix": "toy",
         "distribution": "<in-process>",
         "version": "",
@@ -62,10 +65,28 @@ def test_list_envs_of_a_prefix(toy, capsys):
     assert "1 available, 1 unavailable" in captured.err
     assert main(["list", "toy", "--json"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)[1] == {
+        "schema": 1,
         "id": "toy/Offline-v0",
         "available": False,
         "reason": "needs a download",
     }
+
+
+def _documented_fields(heading: str) -> list[str]:
+    """The field column of the first table after the line of docs/cli.md that starts with ``heading``."""
+    lines = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = itertools.dropwhile(lambda line: not line.startswith("| field"), lines[start:])
+    table = itertools.takewhile(lambda line: line.startswith("|"), rows)
+    return [line.split("|")[1].strip().strip("`") for line in list(table)[2:]]
+
+
+def test_list_json_fields_are_the_documented_schema(toy, capsys):
+    assert main(["list", "--json"]) == EXIT_OK
+    (row,) = [r for r in json.loads(capsys.readouterr().out) if r["prefix"] == "toy"]
+    assert list(row) == _documented_fields("`envhub list --json` prints")
+    assert main(["list", "toy", "--json"]) == EXIT_OK
+    assert list(json.loads(capsys.readouterr().out)[0]) == _documented_fields("`envhub list PREFIX --json` prints")
 
 
 def test_info_json(toy, capsys):

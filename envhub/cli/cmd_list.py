@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from typing import Any
@@ -12,6 +11,25 @@ from envhub.cli._common import EXIT_OK, print_table
 from envhub.loading import switches
 
 NAME = "list"
+#: The version of the ``--json`` fields (docs/cli.md): fields may be added within a schema, never
+#: removed, renamed or retyped. Each row carries it, so the output stays a JSON array of objects.
+JSON_SCHEMA = 1
+
+
+def backend_row(b: Any) -> dict[str, Any]:
+    """One ``envhub list --json`` row (schema 1) of a ``BackendStatus``; fields named one by one, so
+    a new attribute of BackendStatus never reaches the output unannounced."""
+    error = b.reason if b.status == "error" else None
+    fields = (b.prefix, b.distribution, b.version, b.status, b.reason, b.api, error)
+    return {
+        "schema": JSON_SCHEMA,
+        **dict(zip(("prefix", "distribution", "version", "status", "reason", "api", "error"), fields)),
+    }
+
+
+def env_row(s: Any) -> dict[str, Any]:
+    """One ``envhub list PREFIX --json`` row (schema 1) of an ``EnvSpec``."""
+    return {"schema": JSON_SCHEMA, "id": s.id, "available": s.available, "reason": s.unavailable or ""}
 
 
 def add_arguments(sub: Any) -> argparse.ArgumentParser:
@@ -34,9 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prefix is None:
         backends = envhub.list_backends(deep=args.deep)
         if args.json:
-            # "error": the message of a backend in status "error" (else null), next to the fields of BackendStatus
-            rows = [{**dataclasses.asdict(b), "error": b.reason if b.status == "error" else None} for b in backends]
-            print(json.dumps(rows, indent=2))
+            print(json.dumps([backend_row(b) for b in backends], indent=2))
             return EXIT_OK
         hidden = ", ".join(f"{k}={v!r}" for k, v in switches().items())
         if not backends:
@@ -60,9 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     specs = envhub.list_envs(args.prefix)
     if args.json:
-        print(
-            json.dumps([{"id": s.id, "available": s.available, "reason": s.unavailable or ""} for s in specs], indent=2)
-        )
+        print(json.dumps([env_row(s) for s in specs], indent=2))
         return EXIT_OK
     for s in specs:
         print(s.id if s.available else f"{s.id}  (unavailable: {s.unavailable})")
@@ -73,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["NAME", "add_arguments", "run"]
+__all__ = ["JSON_SCHEMA", "NAME", "add_arguments", "backend_row", "env_row", "run"]
