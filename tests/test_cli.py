@@ -1,3 +1,4 @@
+import argparse
 import itertools
 import json
 import subprocess
@@ -87,6 +88,23 @@ def test_list_json_fields_are_the_documented_schema(toy, capsys):
     assert list(row) == _documented_fields("`envhub list --json` prints")
     assert main(["list", "toy", "--json"]) == EXIT_OK
     assert list(json.loads(capsys.readouterr().out)[0]) == _documented_fields("`envhub list PREFIX --json` prints")
+
+
+def test_docs_synopsis_names_every_command_and_flag():
+    from envhub.cli import COMMANDS, _parser
+
+    synopsis = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split("```")[1]
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name in COMMANDS:
+        line = f"envhub {name} "
+        block = synopsis[synopsis.index(line) :].split("\nenvhub ")[0] if line in synopsis else ""
+        words = block.replace("[", " ").replace("]", " ").split()
+        for action in sub.choices[name]._actions:  # each option, by one of its spellings (-n or --num-envs)
+            flags = [f for f in action.option_strings if f not in ("-h", "--help")]
+            missing += [f"envhub {name} {'/'.join(flags)}"] if flags and not set(flags) & set(words) else []
+        missing += [f"envhub {name}"] if not block else []
+    assert missing == []
 
 
 def test_info_json(toy, capsys):
