@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import types
+
 from envhub import errors, kwargs, pickling, sharding, spaces, wrappers
 from envhub._version import __version__
 from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
@@ -21,6 +24,14 @@ from envhub.types import TimeStep
 from envhub.wrappers import Wrapper
 
 pickling.install_fork_hook()
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    """Import ``envhub.interop`` on first use of ``envhub.interop``, so that ``import envhub`` does not."""
+    if name == "interop":
+        return importlib.import_module("envhub.interop")
+    raise AttributeError(f"module 'envhub' has no attribute {name!r}")
+
 
 __all__ = [
     "PLUGIN_API",

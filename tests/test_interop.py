@@ -1,5 +1,8 @@
 """envhub envs as gymnasium envs (checked by gymnasium's own checker) and users' gymnax objects."""
 
+import subprocess
+import sys
+
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -9,6 +12,19 @@ from gymnasium.utils.env_checker import check_env
 
 import envhub
 from envhub import interop, spaces
+
+
+def test_envhub_interop_needs_no_import_of_its_own_and_import_envhub_does_not_load_it():
+    code = (
+        "import sys, envhub\n"
+        "loaded = 'envhub.interop' in sys.modules\n"
+        "venv = envhub.interop.to_gymnasium_vector(envhub.make('gymnax/CartPole-v1', num_envs=2))\n"
+        "print(loaded, type(venv).__name__, 'envhub.interop' in sys.modules)\n"
+        "try:\n    envhub.no_such_module\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "False EnvhubVectorEnv True", out
+    assert out[1] == "module 'envhub' has no attribute 'no_such_module'"
 
 
 def test_single_env_passes_gymnasiums_checker():
