@@ -10,9 +10,10 @@ writes ``benchmarks/results/ppo/``:
 - ``<name>/seed-<k>/metrics.json``, what each run wrote (with its learning curve);
 - ``curves.png`` (every seed's curve) and ``README.md`` (the table).
 
-``--only`` reruns some environments and keeps the others' entries in ``runs.json``.
+``--only`` reruns some environments and keeps the others' entries in ``runs.json``; ``--replot``
+trains nothing and rewrites ``README.md`` and ``curves.png`` from ``runs.json``.
 
-    nice python benchmarks/ppo_curves.py [--only gymnax-cartpole,gymnax-acrobot] [--seeds 0,1,2]
+    nice python benchmarks/ppo_curves.py [--only gymnax-cartpole,gymnax-acrobot] [--seeds 0,1,2] [--replot]
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def provenance() -> dict[str, Any]:
     """Where and on what a run happened: commit, changed files, machine, load, versions."""
     import jax
 
-    dirty = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no", "--", *CODE).splitlines()]
+    dirty = git("diff", "--name-only", "HEAD", "--", *CODE).splitlines()
     return {
         "commit": git("rev-parse", "HEAD") or "unknown",
         "dirty": dirty,
@@ -133,11 +134,12 @@ def table(runs: dict[str, dict]) -> str:
         "Written by `python benchmarks/ppo_curves.py` from `runs.json` (the run file: commit, machine, jax "
         f"version, config and per-seed figures). **final return**: {FINAL_RETURN}. **training return**: "
         f"{TRAIN_RETURN}. **steps/s**: training only (no compilation, no evaluation), the median over a run's "
-        "timed chunks of updates, then the median over seeds; measured on shared CPUs that other jobs loaded, "
-        "so expect it to vary by a factor of two between runs.",
+        "timed chunks of updates, then the median over seeds; measured on shared CPUs that other jobs loaded "
+        "(`load_average_before` in runs.json), so it varies from run to run (compare the seeds' own figures there).",
         "",
         "![curves](curves.png)",
         "",
+        "<!-- --8<-- [start:table] -->",
         "| env | seeds | final return per seed | mean | training return per seed | env steps | steps/s | commit | command |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -151,7 +153,7 @@ def table(runs: dict[str, dict]) -> str:
             f"| `{entry['env_id']}` | {', '.join(seeds)} | {finals} | **{entry['mean_final_return']:.1f}** | {trains} "
             f"| {steps:,} | {entry['median_steps_per_second']:,.0f} | `{entry['commit'][:12]}` | `{entry['command']}` |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "<!-- --8<-- [end:table] -->"]) + "\n"
 
 
 def main() -> None:
@@ -159,14 +161,16 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated run names: " + ",".join(RUNS))
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     parser.add_argument("--out", type=lambda s: Path(s).resolve(), default=OUT)
+    parser.add_argument("--replot", action="store_true", help="train nothing: README.md and curves.png from runs.json")
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(RUNS)
     seeds = [int(s) for s in args.seeds.split(",")]
     run_file = args.out / "runs.json"
     old = json.loads(run_file.read_text())["runs"] if run_file.exists() else {}
+    names = [name for name in names if name in old] if args.replot else names
     runs = {name: old[name] for name in RUNS if name in old and name not in names}
     for name in names:
-        runs[name] = run_seeds(name, seeds, args.out)
+        runs[name] = old[name] if args.replot else run_seeds(name, seeds, args.out)
     runs = {name: runs[name] for name in RUNS if name in runs}  # a fixed order
     doc = {"final_return": FINAL_RETURN, "train_return_last_10pct": TRAIN_RETURN, "runs": runs}
     run_file.write_text(json.dumps(doc, indent=2) + "\n")
