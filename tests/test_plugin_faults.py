@@ -276,7 +276,7 @@ def test_envhub_list_shows_a_raising_register_hook_as_an_error_row_without_impor
     assert _statuses(envhub_cli(site, "list", env=switch)) == {"fakehook": "error", "fakelate": "ok", "fakeok": "ok"}
     assert f"fakehook: The envhub {reason}" in envhub_cli(site, "list", env=switch).stdout
     listed = {row["prefix"]: row for row in json.loads(envhub_cli(site, "list", "--json", env=switch).stdout)}
-    assert set(listed["fakehook"]) == {"prefix", "distribution", "version", "status", "reason", "api", "error"}
+    assert set(listed["fakehook"]) == {"schema", "prefix", "distribution", "version", "status", "reason", "api", "error"}
     assert listed["fakehook"]["status"] == "error" and reason in listed["fakehook"]["error"]
     assert listed["fakehook"]["error"] == listed["fakehook"]["reason"]
     assert (listed["fakeok"]["status"], listed["fakeok"]["error"]) == ("ok", None)
