@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envhub.plugin import Environment, Kwarg, check_options_for, hookimpl, time_limit_kwargs
+from envhub.plugin import Environment, Kwarg, check_options_for, hookimpl, jax_kwargs
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -40,8 +40,9 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episo
 KWARGS: dict[str, Kwarg] = {
     "length": Kwarg(int, 8, "cells in the chain"),
     "slip": Kwarg(float, 0.1, "probability that a move goes the other way"),
-    # max_episode_steps, envhub's name for the time limit, and max_steps, this backend's old one, as its alias
-    **time_limit_kwargs(50, native="max_steps"),
+    # what JaxEnvironment owns: max_episode_steps, envhub's name for the time limit (with max_steps,
+    # this backend's old name, as its alias), reset_mode and reset_spares
+    **jax_kwargs(50, native="max_steps"),
 }
 
 

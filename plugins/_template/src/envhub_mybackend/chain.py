@@ -18,12 +18,23 @@ class Chain(JaxEnvironment[jax.Array, jax.Array, jax.Array]):
     batch (``num_envs``), and compiling eager calls.
     """
 
-    def __init__(self, length: int = 8, slip: float = 0.1, *, num_envs: int | None = None, max_episode_steps: int = 50):
+    def __init__(
+        self,
+        length: int = 8,
+        slip: float = 0.1,
+        *,
+        num_envs: int | None = None,
+        max_episode_steps: int = 50,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+    ):
         super().__init__(
             observation_space=spaces.Box(0.0, 1.0, (length,)),  # the spaces of one environment
             action_space=spaces.Discrete(2),
             num_envs=num_envs,
             max_episode_steps=max_episode_steps,
+            reset_mode=reset_mode,  # "cached": every episode restarts from the first state
+            reset_spares=reset_spares,
         )
         self.length, self.slip = length, slip
 
