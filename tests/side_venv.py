@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ROOT", "UV", "Report", "make_venv", "pinned", "pytest_in", "run"]
+__all__ = ["JAX_WITH_CACHE", "ROOT", "UV", "Report", "make_venv", "pinned", "pytest_in", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = [sys.executable, "-m", "uv"]
@@ -40,8 +40,14 @@ def make_venv(where: Path, *install: object) -> Path:
     return python
 
 
+#: What a side venv that runs JAX installs to share the suite's compile cache: the main venv's jax and
+#: jaxlib (cache entries are keyed by their versions) and filelock, without which jax refuses the
+#: size-capped cache the suite sets (JAX_COMPILATION_CACHE_MAX_SIZE) and compiles everything cold.
+JAX_WITH_CACHE = ("jax", "jaxlib", "filelock")
+
+
 def pinned(*names: str) -> list[str]:
-    """``name==version`` as installed here: jax and jaxlib pinned to the main venv's share its compile cache."""
+    """``name==version`` as installed here (``pinned(*JAX_WITH_CACHE)``: JAX sharing the compile cache)."""
     return [f"{name}=={importlib.metadata.version(name)}" for name in names]
 
 

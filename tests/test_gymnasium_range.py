@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
-from side_venv import ROOT, make_venv, pinned, pytest_in, run
+from side_venv import JAX_WITH_CACHE, ROOT, make_venv, pinned, pytest_in, run
 
 tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with tomllib (Python 3.11+)")
 
@@ -28,7 +28,7 @@ ENDS = {"lowest": f"gymnasium=={LOWEST}", "newest": f"gymnasium{DECLARED}"}  # u
 @pytest.mark.parametrize("end", ENDS, ids=ENDS.values())
 def test_plugin_tests_pass_at_each_end_of_its_gymnasium_range(end, tmp_path):
     python = make_venv(
-        tmp_path / "venv", "-e", ROOT, "-e", f"{PLUGIN}[render]", ENDS[end], "pytest", *pinned("jax", "jaxlib")
+        tmp_path / "venv", "-e", ROOT, "-e", f"{PLUGIN}[render]", ENDS[end], "pytest", *pinned(*JAX_WITH_CACHE)
     )
     probe = "import importlib.util, gymnasium; print(gymnasium.__version__, importlib.util.find_spec('gymnax'))"
     version, gymnax = run([python, "-c", probe], tmp_path).stdout.split()

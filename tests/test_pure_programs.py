@@ -133,35 +133,42 @@ def test_export_round_trips_a_wrapped_step_and_a_rollout():
 
 SCRIPT = textwrap.dedent(
     """
-    import json, sys, jax
+    import json, jax
     import envhub
     hits = []
     jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
-    env = envhub.make("gymnax/CartPole-v1", num_envs=8, validate_actions=True if sys.argv[1] == "default" else "strict")
-    def probe_rollout(key):
-        return envhub.rollout(env, envhub.random_policy(env), key, 20)[2].reward.sum()
-    total = float(jax.jit(probe_rollout)(jax.random.key(0)))
-    print(json.dumps({"hits": len(hits), "total": total}))
+    found = {}
+    for mode, validate in (("default", True), ("strict", "strict")):
+        env = envhub.make("gymnax/CartPole-v1", num_envs=8, validate_actions=validate)
+        def rollout(key):
+            return envhub.rollout(env, envhub.random_policy(env), key, 20)[2].reward.sum()
+        rollout.__name__ = f"probe_rollout_{mode}"  # names its cache entries
+        before = len(hits)
+        found[mode] = {"total": float(jax.jit(rollout)(jax.random.key(0))), "hits": len(hits) - before}
+    print(json.dumps(found))
     """
 )
 
 
-@pytest.mark.parametrize("mode", ["default", "strict"])
-def test_a_second_process_loads_the_programs_from_the_cache(tmp_path, mode):
+def test_a_second_process_loads_the_programs_from_the_cache(tmp_path):
     env = {
         **os.environ,
         "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache"),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     }
+
     def run():
-        done = subprocess.run([sys.executable, "-c", SCRIPT, mode], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     first = run()
-    stored = [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("jit_probe_rollout")]
+    stored = {
+        mode: [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(f"jit_probe_rollout_{mode}")]
+        for mode in first
+    }
     second = run()
-    assert first["hits"] == 0 and first["total"] == second["total"]
-    if mode == "default":
-        assert len(stored) == 2 and second["hits"] >= 1  # the rollout's entry (and its atime file), then a hit
-    else:
-        assert stored == []  # a program with a host callback is never cached: the opt-in's cost
+    for mode in ("default", "strict"):
+        assert first[mode]["hits"] == 0 and first[mode]["total"] == second[mode]["total"], mode
+    # the default rollout: its entry (and its atime file) stored, then a hit in the second process
+    assert len(stored["default"]) == 2 and second["default"]["hits"] >= 1
+    assert stored["strict"] == []  # a program with a host callback is never cached: the opt-in's cost

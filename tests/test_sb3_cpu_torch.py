@@ -21,7 +21,7 @@ import pytest
 from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
-from side_venv import ROOT, make_venv, pinned, pytest_in, run
+from side_venv import JAX_WITH_CACHE, ROOT, make_venv, pinned, pytest_in, run
 
 ENV_VAR = "ENVHUB_TORCH_CPU_FIND_LINKS"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu/torch/"
@@ -81,7 +81,7 @@ def test_sb3_tests_pass_with_cpu_torch(tmp_path):
     location, version = found
     python = make_venv(
         tmp_path / "venv", "--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,gymnax]", "pytest",
-        *pinned("jax", "jaxlib"),
+        *pinned(*JAX_WITH_CACHE),
     )  # fmt: skip
     probe = "import torch, stable_baselines3 as sb3; print(torch.__version__, torch.version.cuda, sb3.__version__)"
     torch, cuda, _ = run([python, "-c", probe], tmp_path).stdout.split()

@@ -80,7 +80,8 @@ def _leaves(space: spaces.Space) -> list[spaces.Space]:
 def _impure(programs: list[tuple[str, Callable[..., Any], tuple[Any, ...]]]) -> str | None:
     """The first program that calls the host, named with its callbacks, else ``None``."""
     for name, fn, args in programs:
-        found = host_callbacks(jax.jit(fn).lower(*args).as_text())
+        jitted = fn if hasattr(fn, "lower") else jax.jit(fn)  # the probe's rollout: lowered from its cached trace
+        found = host_callbacks(jitted.lower(*args).as_text())
         if found:
             return f"{name} calls the host ({', '.join(sorted(set(found)))})"
     return None
