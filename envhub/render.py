@@ -141,6 +141,19 @@ def use_egl_when_headless() -> None:
         os.environ.setdefault("MUJOCO_GL", "egl")
 
 
+def use_silent_sdl_drivers() -> None:
+    """Default SDL's audio (and, without a display, video) driver to ``dummy``, unless the variable is set.
+
+    ``pygame.init()`` in gymnasium's and gymnax's drawing code opens SDL audio, whose ALSA backend prints
+    "ALSA lib ..." errors where there is no sound card, and without a display probes Wayland, whose client
+    library prints "XDG_RUNTIME_DIR is invalid". Drawing frames needs neither. ``envhub record`` calls this.
+    """
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # pygame's greeting goes to stdout
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+
 def check_path(path: str | os.PathLike[str]) -> str:
     """Return the lowercase extension of ``path`` if ``record`` can write it.
 
@@ -226,4 +239,4 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
     return mp4
 
 
-__all__ = ["FORMATS", "check_path", "record", "render", "use_egl_when_headless"]
+__all__ = ["FORMATS", "check_path", "record", "render", "use_egl_when_headless", "use_silent_sdl_drivers"]

@@ -171,8 +171,10 @@ def test_record_bad_input(tmp_path, monkeypatch):
     assert not (tmp_path / "run.gif").exists()
 
 
-def test_cli_record_and_info(painted, tmp_path, capsys):
+def test_cli_record_and_info(painted, tmp_path, capsys, monkeypatch):
     iio = pytest.importorskip("imageio.v3", reason="GIF writing needs imageio (envhub[render])")
+    for var in ("SDL_AUDIODRIVER", "SDL_VIDEODRIVER", "PYGAME_HIDE_SUPPORT_PROMPT"):
+        monkeypatch.delenv(var, raising=False)  # record sets them; restored after the test
     out = tmp_path / "episode.gif"
     code = main(["record", "painted/Painted-v0", "--steps", "3", "--out", str(out), "-k", "length=30"])
     captured = capsys.readouterr()

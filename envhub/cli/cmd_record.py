@@ -29,8 +29,9 @@ def run(args: argparse.Namespace) -> int:
     import jax
 
     import envhub
-    from envhub.render import check_path
+    from envhub.render import check_path, use_silent_sdl_drivers
 
+    use_silent_sdl_drivers()  # before any plugin imports pygame: no ALSA or Wayland noise on stderr
     if args.steps < 1 or args.fps < 1:
         raise UsageError("--steps and --fps must be at least 1")
     check_path(args.out)  # before making the environment
