@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from envhub import resets, spaces
+from envhub.arguments import positive_int
 from envhub.env import Environment, SpacesOfOne
 from envhub.errors import InvalidArgumentError
 from envhub.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
@@ -246,18 +247,11 @@ def jax_kwargs(time_limit: int | None, native: str = "") -> dict[str, Kwarg]:
 
 
 def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any, reset_chunk: Any) -> None:
-    if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
-        raise InvalidArgumentError(f"num_envs={num_envs!r}: use None (one environment) or an int >= 1.")
-    if max_episode_steps is not None and (
-        isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1
-    ):
-        raise InvalidArgumentError(f"{TIME_LIMIT_KWARG}={max_episode_steps!r}: use None (no limit) or an int >= 1.")
+    positive_int("num_envs", num_envs, none="one environment")
+    positive_int(TIME_LIMIT_KWARG, max_episode_steps, none="no limit")
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r}: use one of {RESET_MODES}.")
-    if reset_chunk is not None and (
-        isinstance(reset_chunk, bool) or not isinstance(reset_chunk, int) or reset_chunk < 1
-    ):
-        raise InvalidArgumentError(f"reset_chunk={reset_chunk!r}: use None (all at once) or an int >= 1.")
+    positive_int("reset_chunk", reset_chunk, none="all at once")
 
 
 def _strong(tree: Any) -> Any:

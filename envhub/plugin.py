@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from envhub import spaces, testing
 from envhub.action_check import any_invalid, host_value_checker
+from envhub.arguments import positive_int
 from envhub.checking import checks_values_on_host, values_checked_by_caller
 from envhub.env import Environment
 from envhub.errors import (
@@ -61,6 +62,7 @@ __all__ = [
     "JaxStep",
     "jax_kwargs",
     "take_time_limit",
+    "positive_int",
     "Spares",
     "no_spares",
     "reset_done",

@@ -7,10 +7,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from envhub.arguments import positive_int
 from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.tree import select
-from envhub.types import TimeStep
+from envhub.types import TimeStep, truncated_unless_terminated
 from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 
@@ -23,8 +24,7 @@ class TimeLimit(StatefulWrapper):
     """
 
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise InvalidArgumentError(f"TimeLimit(max_steps={max_steps!r}) needs a positive int.")
+        positive_int("max_steps", max_steps, where="for TimeLimit")
         super().__init__(env)
         self.max_steps = max_steps
 
@@ -35,7 +35,8 @@ class TimeLimit(StatefulWrapper):
         step_key, reset_key = jax.random.split(key)
         env_state, ts = self.env.step(step_key, state.env_state, action)
         elapsed = state.wrapper_state + 1
-        cut = (elapsed >= self.max_steps) & ~ts.done
+        # The limit cuts only the episodes this step did not end (the flag rule: an end wins over the limit).
+        cut = truncated_unless_terminated(ts.done, elapsed >= self.max_steps)
 
         def reset_cut(env_state: Any) -> tuple[Any, Any]:
             new_env_state, first = self.env.reset(reset_key, env_state, where=cut)
@@ -137,8 +138,7 @@ class ActionRepeat(Wrapper):
                 f"ActionRepeat needs a JAX-native environment; {env.id!r} lives on the host, where finished "
                 f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
             )
-        if not isinstance(repeat, int) or repeat < 1:
-            raise InvalidArgumentError(f"ActionRepeat(repeat={repeat!r}) needs a positive int.")
+        positive_int("repeat", repeat, where="for ActionRepeat")
         super().__init__(env)
         self.repeat = repeat
 

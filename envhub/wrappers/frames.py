@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
+from envhub.arguments import positive_int
 from envhub.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.tree import select
@@ -28,8 +29,7 @@ class FrameStack(StatefulWrapper):
         single = env.single_observation_space
         if not isinstance(single, spaces.Box):
             raise InvalidArgumentError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
-        if not isinstance(num_frames, int) or num_frames < 1:
-            raise InvalidArgumentError(f"FrameStack(num_frames={num_frames!r}) needs a positive int.")
+        positive_int("num_frames", num_frames, where="for FrameStack")
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)

@@ -241,7 +241,7 @@ def test_kwargs_reach_brax_and_mjx_is_the_default_pipeline():
         (
             {"episode_length": 0},
             InvalidArgumentError,
-            r"max_episode_steps=0 \(brax's episode_length\) .* must be a positive int, or None",
+            r"max_episode_steps=0 \(brax's episode_length\) .*: use None \(no time limit\) or an int >= 1",
         ),
         (
             {"reset_spares": True},

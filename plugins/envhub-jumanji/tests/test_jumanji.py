@@ -192,7 +192,10 @@ def test_jumanji_time_limit_is_max_episode_steps_and_time_limit_an_alias():
     assert tsp.max_episode_steps == 5
     with pytest.raises(envhub.EnvKwargsError, match="pass only max_episode_steps"):
         envhub.make("jumanji/Snake-v1", max_episode_steps=9, time_limit=9)
-    with pytest.raises(InvalidArgumentError, match=r"max_episode_steps=0: jumanji's Snake-v1 needs a time limit"):
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"max_episode_steps=0 \(jumanji's Snake-v1 needs a time limit; .*\): use an int >= 1",
+    ):
         envhub.make("jumanji/Snake-v1", max_episode_steps=0)
 
 

@@ -163,7 +163,10 @@ def test_metrics_are_the_info_and_kwargs_reach_the_config():
     "kwargs, match",
     [
         ({"friction": 2.0}, r"unknown keyword argument friction=2.0; .* accepts impl: .*ctrl_dt: float"),
-        ({"max_episode_steps": 0}, r"max_episode_steps=0 \(playground's episode_length\) .* use an int >= 1"),
+        (
+            {"max_episode_steps": 0},
+            r"max_episode_steps=0 \(playground's episode_length\) .*: use None \(no time limit\) or an int >= 1",
+        ),
         ({"max_episode_steps": 5, "episode_length": 5}, r"pass only max_episode_steps"),
         ({"impl": "mujoco"}, r"impl='mujoco' \(str\) is not 'jax' \| 'warp'"),
         ({"action_repeat": 2}, r"action_repeat .* envhub.wrappers.ActionRepeat"),

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from envhub.plugin import Kwarg, from_signature, jax_kwargs
+from envhub.plugin import Kwarg, from_signature, jax_kwargs, positive_int
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -45,11 +45,9 @@ def check_arguments(
     if backend is not None and only is not None and backend not in only:
         fix = f"pass backend={only[0]!r} or omit it" if only else "omit it: it has no physics pipeline"
         raise InvalidArgumentError(f"backend={backend!r} for brax/{name}: brax supports only {only}; {fix}.")
-    if episode_length is not None and not _positive_int(episode_length):
-        raise InvalidArgumentError(
-            f"max_episode_steps={episode_length!r} (brax's episode_length) for brax/{name} must be a positive int, "
-            "or None for no time limit."
-        )
+    positive_int(
+        "max_episode_steps", episode_length, none="no time limit", where=f"(brax's episode_length) for brax/{name}"
+    )
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r} for brax/{name}: use one of {RESET_MODES}.")
     if reset_spares is not None:
@@ -82,10 +80,6 @@ def declared_kwargs(name: str) -> dict[str, Kwarg]:
         **jax_kwargs(DEFAULT_LIMIT, native="episode_length"),
         "action_repeat": Kwarg(refused=repeat),
     }
-
-
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def build(envs: Any, name: str, backend: str | None, kwargs: dict[str, Any]) -> Any:

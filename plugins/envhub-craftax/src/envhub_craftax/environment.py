@@ -12,7 +12,7 @@ import numpy as np
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
-from envhub.plugin import JaxStep, spaces, take_time_limit
+from envhub.plugin import JaxStep, spaces, take_time_limit, truncated_unless_terminated
 
 # No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
 _NO_LIMIT = np.iinfo(np.int32).max
@@ -88,9 +88,8 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         terminated = self.craftax_env.is_terminal(state, self._params_without_limit)
         # craftax's discount is 0 at its time limit too; envhub's is 0 on a termination only.
         info = {**info, "discount": jnp.where(terminated, 0.0, 1.0).astype(jnp.float32)}
-        return JaxStep(
-            state=state, obs=obs, reward=reward, terminated=terminated, truncated=done & ~terminated, info=info
-        )
+        truncated = truncated_unless_terminated(terminated, done)
+        return JaxStep(state=state, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info=info)
 
 
 def to_envhub_space(space: Any) -> spaces.Space:

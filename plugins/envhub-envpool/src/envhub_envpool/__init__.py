@@ -10,6 +10,7 @@ import functools
 from typing import Any
 
 import envhub
+from envhub_envpool.pool import RESERVED
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -56,16 +57,6 @@ def envhub_backend_note() -> str | None:
     from envhub_envpool._shim import predicted_status
 
     return predicted_status() or None
-
-
-# envpool config keys envhub sets itself, and what to do instead.
-RESERVED = {
-    "num_envs": "pass num_envs= to envhub.make",
-    "batch_size": "envhub steps the whole pool (batch_size = num_envs)",
-    "seed": "seeds come from the key given to init/reset: pass jax.random.key(SEED) there",
-    "env_seed": "seeds come from the key given to init/reset: pass jax.random.key(SEED) there",
-    "env_type": "envhub picks envpool's gymnasium interface",
-}
 
 
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:

@@ -37,6 +37,7 @@ from envhub.plugin import (
 )
 from envhub_envpool._shim import import_envpool
 from envhub_envpool.layout import info_spec_of, map_space
+from envhub_envpool.pool import make_pool, refuse_reserved
 
 
 class AsyncEnvpool:
@@ -53,8 +54,9 @@ class AsyncEnvpool:
                 f"num_envs >= 2 * batch_size - 1 (so a batch can always finish while finished envs reset), "
                 f"or batch_size == num_envs; use e.g. num_envs={2 * batch_size}."
             )
-        envpool = import_envpool()
         self.id, self.task, self.kwargs = f"envpool/{task}", task, kwargs
+        refuse_reserved(self.id, kwargs)
+        envpool = import_envpool()
         self.num_envs, self.batch_size = num_envs, batch_size
         spec = envpool.make_spec(task, **kwargs)
         self.single_observation_space = from_gymnasium_space(spec.gymnasium_observation_space, self.id)
@@ -127,16 +129,10 @@ class AsyncEnvpool:
             raise ClosedEnvironmentError(self.id, "init", traced=True)
         if self._pool is not None:
             self._pool.close()
-        envpool = import_envpool()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self._pool = envpool.make(
-                self.task,
-                env_type="gymnasium",
-                num_envs=self.num_envs,
-                batch_size=self.batch_size,
-                env_seed=[int(s) & 0x7FFFFFFF for s in seeds],
-                **self.kwargs,
+            self._pool = make_pool(
+                self.task, num_envs=self.num_envs, batch_size=self.batch_size, seeds=seeds, **self.kwargs
             )
         self._ready, self._held = [], _Held(self.num_envs, self.single_observation_space)
         self._pool.async_reset()

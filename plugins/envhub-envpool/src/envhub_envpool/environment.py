@@ -40,6 +40,7 @@ from envhub.plugin import (
 from envhub_envpool import render, spares
 from envhub_envpool._shim import import_envpool, xla_available
 from envhub_envpool.layout import Layout, has_64bit
+from envhub_envpool.pool import make_pool, refuse_reserved
 from envhub_envpool.refusals import ValueCheck
 from envhub_envpool.xla_path import EnvpoolState, XlaPath
 
@@ -70,12 +71,7 @@ class EnvpoolEnvironment(HostEnvironment):
         envpool = import_envpool()
         if task not in envpool.list_all_envs():
             raise EnvUnavailableError(self.id, "envpool does not list it (envpool.list_all_envs())")
-        for reserved in ("num_envs", "batch_size", "seed", "env_seed", "env_type"):
-            if reserved in kwargs:
-                raise EnvUnavailableError(
-                    self.id,
-                    f"{reserved}= is set by envhub (num_envs= on envhub.make, seeds from the key); remove it",
-                )
+        refuse_reserved(self.id, kwargs)
         self._spec = envpool.make_spec(task, **kwargs)
         self._layout = lay = Layout.of(self.id, self._spec, num_envs)
         super().__init__(
@@ -182,14 +178,9 @@ class EnvpoolEnvironment(HostEnvironment):
     # --- pools --------------------------------------------------------------------------------
 
     def _make_pool(self, seeds: list[int]) -> Any:
-        return import_envpool().make(
-            self.task,
-            env_type="gymnasium",
-            num_envs=2 * self._n,
-            batch_size=self._n,
-            env_seed=[int(s) & 0x7FFFFFFF for s in seeds],
-            **{"render_mode": "rgb_array", **self.kwargs},  # envpool draws only when render() is called
-        )
+        # envpool draws only when render() is called
+        kwargs = {"render_mode": "rgb_array", **self.kwargs}
+        return make_pool(self.task, num_envs=2 * self._n, batch_size=self._n, seeds=seeds, **kwargs)
 
     def _init_rows(self, pool: Any) -> tuple[Any, dict[str, Any]]:
         """Reset every envpool env of a new pool; return their obs and info in physical order."""

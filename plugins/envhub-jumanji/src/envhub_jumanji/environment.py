@@ -14,7 +14,7 @@ from jumanji import specs
 from jumanji.types import StepType
 
 import envhub
-from envhub.plugin import InvalidArgumentError, JaxStep, spaces, take_time_limit
+from envhub.plugin import JaxStep, positive_int, spaces, take_time_limit, truncated_unless_terminated
 
 # jumanji environments whose own time limit is a true truncation (``StepType.LAST`` with discount 1):
 # ``max_episode_steps`` is their ``time_limit`` and jumanji's flags are kept as they are.
@@ -53,10 +53,8 @@ class JumanjiEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         if own_limit is not None:
             if limit is None:
                 limit = own_limit
-            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-                raise InvalidArgumentError(
-                    f"max_episode_steps={limit!r}: jumanji's {name} needs a time limit, an int >= 1 (its default is {own_limit})."
-                )
+            where = f"(jumanji's {name} needs a time limit; its default is {own_limit})"
+            limit = positive_int("max_episode_steps", limit, where=where)
             if name in TRUNCATES_ITSELF:
                 base_limit, jumanji_limit = None, limit
             else:
@@ -115,7 +113,7 @@ def flags(timestep: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     last = timestep.step_type == StepType.LAST
     terminated = last & jnp.all(timestep.discount == 0)
     reward = jnp.sum(timestep.reward).astype(jnp.float32)
-    return reward, terminated, last & ~terminated
+    return reward, terminated, truncated_unless_terminated(terminated, last)
 
 
 @dataclasses.dataclass(frozen=True)

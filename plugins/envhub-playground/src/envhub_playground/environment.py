@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import InvalidArgumentError, JaxStep, spaces, take_time_limit
+from envhub.plugin import InvalidArgumentError, JaxStep, positive_int, spaces, take_time_limit
 
 IMPLS = ("jax", "warp", "c", "cpp")
 
@@ -55,11 +55,8 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
 
         config = registry.get_default_config(name) if config is None else config
         limit = take_time_limit(kwargs, "episode_length", config.get("episode_length", 1000))
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidArgumentError(
-                f"max_episode_steps={limit!r} (playground's episode_length) for playground/{name}: "
-                "use an int >= 1, or None for no time limit."
-            )
+        where = f"(playground's episode_length) for playground/{name}"
+        positive_int("max_episode_steps", limit, none="no time limit", where=where)
         overrides = {**(config_overrides or {}), **_config_fields(name, config, kwargs)}
         if limit is not None and "episode_length" in config:
             overrides["episode_length"] = limit  # some envs read it (e.g. vision variants change it)

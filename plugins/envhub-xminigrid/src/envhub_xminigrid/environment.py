@@ -18,7 +18,15 @@ from xminigrid.core.constants import NUM_COLORS, NUM_TILES
 from xminigrid.types import StepType
 
 import envhub
-from envhub.plugin import EnvUnavailableError, InvalidArgumentError, JaxState, JaxStep, spaces, take_time_limit
+from envhub.plugin import (
+    EnvUnavailableError,
+    InvalidArgumentError,
+    JaxState,
+    JaxStep,
+    positive_int,
+    spaces,
+    take_time_limit,
+)
 
 #: The kwargs of XLand-MiniGrid environments that pick their rules and goal.
 RULESET_KWARGS = ("benchmark", "ruleset_id", "ruleset")
@@ -54,11 +62,9 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     ):
         limit = take_time_limit(kwargs, "max_steps", None)
         if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise InvalidArgumentError(
-                    f"max_episode_steps={limit!r} (xminigrid's max_steps) for xminigrid/{name}: use an int >= 1."
-                )
-            kwargs["max_steps"] = limit
+            kwargs["max_steps"] = positive_int(
+                "max_episode_steps", limit, where=f"(xminigrid's max_steps) for xminigrid/{name}"
+            )
         self.name = name
         self.xminigrid_env, self.params = _build(name, params, kwargs)
         self.params, self.benchmark = _rulesets(name, self.params, benchmark, ruleset_id, ruleset)

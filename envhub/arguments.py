@@ -1,0 +1,38 @@
+"""Argument checks shared by the core, the wrappers and the plugins: each rule written once."""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+from envhub.errors import InvalidArgumentError
+
+
+@overload
+def positive_int(name: str, value: Any, *, none: None = None, where: str = "") -> int: ...
+@overload
+def positive_int(name: str, value: Any, *, none: str, where: str = "") -> int | None: ...
+def positive_int(name: str, value: Any, *, none: str | None = None, where: str = "") -> int | None:
+    """Return ``value`` if it is an int >= 1 (a bool is not), or None where ``none`` says what None means.
+
+    Args:
+        name: the argument's name, as the caller passes it (``"num_envs"``, ``"max_episode_steps"``).
+        value: what was passed.
+        none: what None means (``"no limit"``); leave it out where None is refused.
+        where: the call it was passed to, shown after the value (``"for TimeLimit"``).
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        InvalidArgumentError: ``name={value!r} {where}: use None (...) or an int >= 1.``
+    """
+    if value is None and none is not None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        place = f" {where}" if where else ""
+        allowed = f"None ({none}) or an int >= 1" if none is not None else "an int >= 1"
+        raise InvalidArgumentError(f"{name}={value!r}{place}: use {allowed}.")
+    return value
+
+
+__all__ = ["positive_int"]
