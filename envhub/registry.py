@@ -19,13 +19,13 @@ from typing import Any
 import pluggy
 
 from envhub import hookspecs
+from envhub.arguments import positive_int
 from envhub.env import Environment, validate_actions_value
 from envhub.errors import (
     BackendNotInstalledError,
     DuplicatePrefixError,
     EnvhubError,
     EnvUnavailableError,
-    InvalidArgumentError,
     PluginLoadError,
     UnknownEnvError,
 )
@@ -223,8 +223,7 @@ class Registry:
         """
         from envhub.wrappers import VmapEnvironment
 
-        if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
-            raise InvalidArgumentError(f"num_envs={num_envs!r} must be a positive int (or None for one environment).")
+        positive_int("num_envs", num_envs, none="one environment")
         validate_actions_value(validate_actions)
         spec = self.spec(env_id)
         if spec.factory is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
+from envhub.arguments import positive_int
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError, RenderError
 from envhub.plugin_api import compatible_core_range
 from envhub.rollout import Policy
@@ -100,8 +101,7 @@ def record(
     path = Path(path)
     suffix = check_path(path)
     for name, value in (("steps", steps), ("fps", fps)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgumentError(f"record {name}={value!r} must be a positive int.")
+        positive_int(name, value, where="for record")
     if suffix == ".html":
         if not env.is_jax_native:
             raise RenderError(env.id, "it is a host environment without an HTML viewer", "record to .gif or .mp4")

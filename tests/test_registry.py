@@ -67,7 +67,7 @@ def test_num_envs_batches_with_vmap(registry):
 
 @pytest.mark.parametrize("bad", [0, -1, 2.0, True, "4"])
 def test_bad_num_envs(registry, bad):
-    with pytest.raises(InvalidArgumentError, match=r"num_envs=.* must be a positive int"):
+    with pytest.raises(InvalidArgumentError, match=r"num_envs=.*: use None \(one environment\) or an int >= 1"):
         registry.make("toy/Corridor-v0", num_envs=bad)
 
 

@@ -160,7 +160,7 @@ def test_record_bad_input(tmp_path, monkeypatch):
     env = PaintedCorridor()
     with pytest.raises(InvalidArgumentError, match=r"extension '\.avi', which envhub cannot write: use one of"):
         envhub.record(env, lambda k, obs: 1, KEY, 2, tmp_path / "run.avi")
-    with pytest.raises(InvalidArgumentError, match=r"record steps=0 must be a positive int"):
+    with pytest.raises(InvalidArgumentError, match=r"steps=0 for record: use an int >= 1"):
         envhub.record(env, lambda k, obs: 1, KEY, 0, tmp_path / "run.gif")
     with pytest.raises(RenderError, match=r"no HTML viewer \(only brax has one\); record to \.gif or \.mp4"):
         envhub.record(env, lambda k, obs: 1, KEY, 2, tmp_path / "run.html")
