@@ -288,8 +288,7 @@ def _vector_same_step(spec: Any) -> bool:
     except Exception:  # noqa: BLE001 - an unloadable vector entry point is simply not used
         return False
     declared = getattr(creator, "metadata", {}).get("autoreset_mode")
-    same_step_native = declared == AutoresetMode.SAME_STEP or _accepts(spec.id, "autoreset_mode")
-    return same_step_native or same_step.has_adapter(creator)
+    return declared == AutoresetMode.SAME_STEP or _accepts(spec.id, "autoreset_mode") or same_step.has_adapter(creator)
 
 
 def _plain(x: Any) -> Any:
