@@ -38,7 +38,7 @@ def make(
 
 
 def list_backends(*, deep: bool = False) -> list[BackendStatus]:
-    """Every installed or registered backend with its status (``deep=True``: also run each one's env hook)."""
+    """Every installed or registered backend with its status (``deep=True``: run every hook in full, importing backend libraries)."""
     return default_registry().list_backends(deep=deep)
 
 

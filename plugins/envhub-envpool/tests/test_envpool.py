@@ -384,6 +384,8 @@ def test_async_loop_returns_each_env_exactly_once_per_send():
 def test_async_pool_checks_its_sizes():
     with pytest.raises(InvalidArgumentError, match=r"num_envs >= 2 \* batch_size - 1"):
         AsyncEnvpool("CartPole-v1", num_envs=4, batch_size=3)
+    with pytest.raises(InvalidArgumentError, match=r"env_seed=\[1\] for .*envhub sets it: seeds come from the key"):
+        AsyncEnvpool("CartPole-v1", num_envs=4, batch_size=2, env_seed=[1])  # a key envhub sets itself
 
 
 # --- more tasks people run, and rendering ----------------------------------------------------------
