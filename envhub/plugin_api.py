@@ -27,18 +27,6 @@ _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*
 _CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
 
 
-def check_declarations(plugin: Any, prefix: str, origin: str) -> int | None:
-    """The ``ENVHUB_API`` a plugin declares, or None, once the types of what it declares (``hookspecs``) are checked.
-
-    Raises:
-        PluginIncompatibleError: ``ENVHUB_API`` is not an int, or ``wrap_object`` is not callable.
-    """
-    api = declared_api(plugin, prefix, origin)
-    if api_problem(prefix, origin, api) is None:  # a plugin for another API is refused for that
-        declared_wrapper(plugin, prefix, origin)
-    return api
-
-
 def declared_api(plugin: Any, prefix: str, origin: str) -> int | None:
     """The ``ENVHUB_API`` a plugin object or module declares (``hookspecs.API_ATTRIBUTE``), or None if it declares none.
 
@@ -192,7 +180,7 @@ def install_hint(prefix: str, origin: str, missing: str, dist: metadata.Distribu
         if match and not match.group(4) and normalize(match.group(1)) == normalize(top):
             return f'pip install "{match.group(1)}{match.group(3).strip()}"'
     if _is_in_repo(prefix, origin):
-        return f'pip install "envhub[{prefix}]{compatible_core_range()}"'
+        return plugin_install_line(prefix)
     return f"pip install {top}"
 
 
@@ -251,7 +239,6 @@ __all__ = [
     "PLUGIN_API",
     "SUPPORTED_APIS",
     "api_problem",
-    "check_declarations",
     "compatible_core_range",
     "core_install_line",
     "core_range_problem",

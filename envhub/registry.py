@@ -18,7 +18,7 @@ from typing import Any
 
 import pluggy
 
-from envhub import hookspecs
+from envhub import hookspecs, plugin_api
 from envhub.arguments import positive_int
 from envhub.env import Environment, validate_actions_value
 from envhub.errors import (
@@ -42,7 +42,7 @@ from envhub.loading import (
     switches,
     unknown_backend,
 )
-from envhub.plugin_api import api_problem, check_declarations, core_range_problem, install_hint, missing_requirements
+from envhub.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements
 from envhub.plugin_api import normalize as _normalize
 from envhub.specs import BackendStatus, EnvSpec, split_id
 from envhub.specs import check_prefix as _check_prefix
@@ -135,11 +135,12 @@ class Registry:
 
     def _activate(self, backend: _Backend, plugin: Any) -> None:
         """Check ``plugin``'s declarations and register its hooks as ``backend``'s; if refused, raise, changing nothing."""
-        api = check_declarations(plugin, backend.prefix, _described(backend))  # ENVHUB_API, wrap_object
+        api = plugin_api.declared_api(plugin, backend.prefix, _described(backend))
         problem = api_problem(backend.prefix, _described(backend), api)
         if problem is not None:
             backend.api = api  # `envhub list` shows the API it declares
             raise problem
+        plugin_api.declared_wrapper(plugin, backend.prefix, _described(backend))  # callable, if declared
         try:
             self._pm.register(plugin, name=backend.prefix)
             self._pm.check_pending()  # a hookimpl with no matching hookspec (a typo) is refused here

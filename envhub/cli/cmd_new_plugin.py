@@ -4,7 +4,7 @@ The files come from ``envhub/cli/plugin_template/``, shipped in the core wheel: 
 plugin template. In a file's text ``{{name}}``, ``{{version}}`` and ``{{envhub_range}}`` are filled in;
 in a path, ``NAME`` becomes the name, a leading ``dot_`` a ``.`` (``.github``), and ``.tmpl`` is dropped.
 The repository's ``plugins/_template`` is this command's output for ``mybackend``
-(``tests/test_new_plugin.py`` checks that they are identical).
+(``tests/test_template_plugin.py`` checks that they are identical).
 """
 
 from __future__ import annotations
