@@ -22,12 +22,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import itertools
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import checkify as checkify_internals
 from jax.experimental import checkify
 
 from envhub import action_check, spaces
@@ -85,8 +88,7 @@ def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
     try:
         yield
     finally:
-        _VALIDATING.reset(tokens[0])
-        _CALLER_CHECKS.reset(tokens[1])
+        _VALIDATING.reset(tokens[0]), _CALLER_CHECKS.reset(tokens[1])
 
 
 def checks_values_on_host(env: Environment[Any, Any, Any]) -> bool:
@@ -170,7 +172,7 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if checkify_works[0]:
             try:
-                with report_in_jit():
+                with report_in_jit(), _checkify_codes_from_one():
                     error, out = run(*args, **kwargs)
             except ValueError as exc:
                 if "batched while" not in str(exc):
@@ -198,13 +200,27 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+_CODES = threading.Lock()
+
+
+@contextlib.contextmanager
+def _checkify_codes_from_one() -> Iterator[None]:
+    """Number checkify's checks from 1 in this trace: jax 0.10 takes each check's code (a constant in the
+    program) from a process-wide counter, so a program would miss JAX's persistent cache in another process."""
+    with _CODES:
+        process_wide = getattr(checkify_internals, "next_code", None)
+        checkify_internals.next_code = itertools.count(1).__next__  # harmless where jax no longer reads it
+        try:
+            yield
+        finally:
+            checkify_internals.next_code = process_wide
+
+
 # Whether traced steps add the checkify checks. A jax.make_user_context (jax >= 0.7) is part of jit's
 # cache key, so a function traced outside report_in_jit() is traced again inside it; older jax gets
 # only the context variable (a jitted function traced outside is then reused without the checks).
 _REPORT: Any = jax.make_user_context(default_value=False) if hasattr(jax, "make_user_context") else None
 _REPORT_VAR: contextvars.ContextVar[bool | str] = contextvars.ContextVar("envhub_report_in_jit", default=False)
-
-
 _STOP = "stop"  # report_in_jit(_STOP): the checks are the strict hard stop (envhub.checked's fallback)
 
 

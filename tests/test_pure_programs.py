@@ -133,18 +133,22 @@ def test_export_round_trips_a_wrapped_step_and_a_rollout():
 
 SCRIPT = textwrap.dedent(
     """
-    import json, jax
+    import json, sys, jax
+    from jax.experimental import checkify
     import envhub
     hits = []
     jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
+    if sys.argv[1] == "first":  # another checkify program first: its checks' numbers must not leak into ours
+        jax.jit(checkify.checkify(lambda x: checkify.check(x > 0, "x <= 0") or x))(1.0)
     found = {}
-    for mode, validate in (("default", True), ("strict", "strict")):
+    for mode, validate in (("default", True), ("strict", "strict"), ("checked", True)):
         env = envhub.make("gymnax/CartPole-v1", num_envs=8, validate_actions=validate)
         def rollout(key):
             return envhub.rollout(env, envhub.random_policy(env), key, 20)[2].reward.sum()
         rollout.__name__ = f"probe_rollout_{mode}"  # names its cache entries
         before = len(hits)
-        found[mode] = {"total": float(jax.jit(rollout)(jax.random.key(0))), "hits": len(hits) - before}
+        compiled = envhub.checked(rollout) if mode == "checked" else jax.jit(rollout)
+        found[mode] = {"total": float(compiled(jax.random.key(0))), "hits": len(hits) - before}
     print(json.dumps(found))
     """
 )
@@ -157,18 +161,21 @@ def test_a_second_process_loads_the_programs_from_the_cache(tmp_path):
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     }
 
-    def run():
-        done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+    def run(which):
+        done = subprocess.run([sys.executable, "-c", SCRIPT, which], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout.strip().splitlines()[-1])
 
-    first = run()
+    first = run("first")
     stored = {
         mode: [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(f"jit_probe_rollout_{mode}")]
         for mode in first
     }
-    second = run()
-    for mode in ("default", "strict"):
+    second = run("second")
+    for mode in ("default", "strict", "checked"):
         assert first[mode]["hits"] == 0 and first[mode]["total"] == second[mode]["total"], mode
     # the default rollout: its entry (and its atime file) stored, then a hit in the second process
     assert len(stored["default"]) == 2 and second["default"]["hits"] >= 1
     assert stored["strict"] == []  # a program with a host callback is never cached: the opt-in's cost
+    # envhub.checked's program does not depend on what the process traced before (checkify's numbering)
+    assert second["checked"]["hits"] >= 1
