@@ -43,7 +43,7 @@ if _CACHE != "off":
 
 # Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
 # platform on that first import, and its default aborts a headless renderer later in the same worker.
-from envhub.render import use_egl_when_headless  # noqa: E402
+from envhub.tools.render import use_egl_when_headless  # noqa: E402
 
 use_egl_when_headless()
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)

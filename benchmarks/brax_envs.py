@@ -3,7 +3,7 @@
 The raw loop is brax's `envs.create(name, episode_length, auto_reset=True, batch_size=N)`
 (EpisodeWrapper + VmapWrapper + AutoResetWrapper, which restarts every episode from a cached first
 state). envhub runs with real resets (a fresh initial state per episode, the default: handed out
-from spares made num_envs at a time, see envhub.resets; --no-spares: reset on the step) and
+from spares made num_envs at a time, see envhub.native.resets; --no-spares: reset on the step) and
 with reset_mode="cached" (brax's behaviour). Every loop does the same work per step: split the key, sample uniform actions in [-1, 1], step the batch,
 accumulate reward and episode ends. Compile time is lower + compile of the whole jitted rollout
 (init and scan). One cell is (env, num_envs, episode_length); the default grid of 8 cells takes

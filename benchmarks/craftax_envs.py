@@ -24,7 +24,7 @@ from _timing import comparison_row, first_call_seconds, interleaved_medians, wri
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
-from envhub.tree import select
+from envhub.core.tree import select
 
 
 def raw_craftax_rollout(name: str, num_envs: int, steps: int):

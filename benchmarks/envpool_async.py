@@ -1,7 +1,7 @@
 """envpool's async mode (``batch_size < num_envs``): envhub's ``AsyncEnvpool`` actor loop vs envpool's own.
 
 - ``envhub actor (jit)``: ``AsyncEnvpool.recv`` -> random actions -> ``send`` in one jitted
-  ``lax.fori_loop`` (host callbacks through ``envhub.host_callback``; same-step auto-reset).
+  ``lax.fori_loop`` (host callbacks through ``envhub.host.callback``; same-step auto-reset).
 - ``envpool python loop``: envpool's own ``recv``/``send`` in a Python loop with NumPy random actions
   (next-step auto-reset; the raw baseline).
 - ``envpool xla loop``: envpool's own ``env.xla()`` ``recv``/``send`` in a jitted ``fori_loop``.

@@ -6,7 +6,7 @@ in its native next-step auto-reset, envhub in same-step), or the sync vector env
 ``AutoresetMode.SAME_STEP`` (``--vectorization sync``):
 
 - ``envhub scan``: ``envhub.make("gymnasium/CartPole-v1", num_envs=N)``; a linear softmax policy and
-  ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``envhub.host_callback``:
+  ``env.step`` inside one jitted ``lax.scan`` (the host env is stepped through ``envhub.host.callback``:
   ``buffer_callback``, or ``io_callback`` with ``ENVHUB_HOST_CALLBACK=io_callback``).
 - ``python loop``: ``envs.step`` in a Python loop with NumPy random actions (no policy at all).
 - ``jax policy loop``: the same jitted JAX policy called each step around ``envs.step``, the usual

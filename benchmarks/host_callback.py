@@ -1,6 +1,6 @@
 """The host bridge's own cost: one host call per step of a jitted ``lax.scan``, per callback kind.
 
-The body calls ``envhub.host_callback.call_host`` with a host function that returns a (16, 4)
+The body calls ``envhub.host.callback.call_host`` with a host function that returns a (16, 4)
 float32 array and a counter (the shape of a small vector env's step), so the time is the callback
 machinery, not an environment. Kinds run interleaved; medians of ``--repeats``.
 
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from _timing import write_json
 
-from envhub import host_callback
+from envhub.host import callback as host_callback
 
 RESULTS = [jax.ShapeDtypeStruct((16, 4), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)]
 

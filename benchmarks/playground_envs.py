@@ -4,7 +4,7 @@ The raw loop is playground's ``wrapper.wrap_for_brax_training(env, episode_lengt
 VmapWrapper and EpisodeWrapper, playground's BraxAutoResetWrapper, which by default restarts every
 episode from a cached first state; ``full_reset=True`` runs a real reset on every step instead).
 envhub runs with real resets (a fresh initial state per episode, from spares made num_envs at a
-time, see envhub.resets) and with ``reset_mode="cached"`` (playground's default scheme). Every loop
+time, see envhub.native.resets) and with ``reset_mode="cached"`` (playground's default scheme). Every loop
 does the same work per step: split the key, sample uniform actions in [-1, 1], step the batch,
 accumulate reward and episode ends. Both use MJX's ``impl="jax"`` (the one that runs on a CPU).
 Compile time is lower + compile of the whole jitted rollout (init and scan).

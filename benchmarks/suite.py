@@ -106,7 +106,7 @@ def main() -> None:
     memory = run_json(["memory.py", "--steps", "50" if args.quick else "1000"])
 
     sys.path.insert(0, str(HERE.parent))
-    from envhub import bench
+    from envhub.tools import bench
 
     machine = bench.machine()
     (out / "results.json").write_text(

@@ -3,7 +3,7 @@
 The raw loop is what xminigrid's README trains with: ``GymAutoResetWrapper`` (same-step reset, a
 real ``reset`` per episode from the key in the state), ``jax.vmap`` over the batch, ``lax.scan``.
 envhub runs with real resets (a fresh initial state per episode; batched, from spares made
-num_envs at a time, see envhub.resets). Both loops do the same work per step: split the key,
+num_envs at a time, see envhub.native.resets). Both loops do the same work per step: split the key,
 sample random actions, step every environment, accumulate reward and episode ends. Compile time
 is lower + compile of the whole jitted rollout (init and scan).
 

@@ -5,23 +5,24 @@ from __future__ import annotations
 import importlib
 import types
 
-from envhub import errors, kwargs, pickling, sharding, spaces, wrappers
-from envhub._version import __version__
-from envhub.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
-from envhub.checking import checked
-from envhub.env import Environment
+from envhub import errors, spaces, wrappers
+from envhub.core import kwargs, pickling
+from envhub.core.checked import checked
+from envhub.core.env import Environment
+from envhub.core.kwargs import Kwarg
+from envhub.core.types import TimeStep
 from envhub.errors import EnvKwargsError
-from envhub.hookspecs import hookimpl
-from envhub.host import HostEnvironment, HostState, HostStep
-from envhub.jax_env import JaxEnvironment, JaxState, JaxStep
-from envhub.kwargs import Kwarg
-from envhub.plugin_api import PLUGIN_API, SUPPORTED_APIS
-from envhub.registry import Registry
-from envhub.render import record
-from envhub.rollout import Trajectory, Transition, random_policy, rollout
-from envhub.specs import BackendStatus, EnvSpec, check_options_for
-from envhub.types import TimeStep
-from envhub.wrappers import Wrapper
+from envhub.host.environment import HostEnvironment, HostState, HostStep
+from envhub.native.environment import JaxEnvironment, JaxState, JaxStep
+from envhub.registry.api import default_registry, list_backends, list_envs, make, register_backend, unregister_backend
+from envhub.registry.hookspecs import hookimpl
+from envhub.registry.hub import Registry
+from envhub.registry.plugin_api import PLUGIN_API, SUPPORTED_APIS
+from envhub.registry.specs import BackendStatus, EnvSpec, check_options_for
+from envhub.tools.render import record
+from envhub.tools.rollout import Trajectory, Transition, random_policy, rollout
+from envhub.version import __version__
+from envhub.wrappers import Wrapper, sharding
 
 pickling.install_fork_hook()
 

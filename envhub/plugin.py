@@ -10,10 +10,13 @@ records ``JaxStep`` and ``HostStep`` take keywords only.
 from __future__ import annotations
 
 from envhub import spaces, testing
-from envhub.action_check import any_invalid, host_value_checker
-from envhub.arguments import positive_int
-from envhub.checking import checks_values_on_host, values_checked_by_caller
-from envhub.env import Environment
+from envhub.core.action_check import any_invalid, host_value_checker
+from envhub.core.arguments import positive_int
+from envhub.core.checking import checks_values_on_host, values_checked_by_caller
+from envhub.core.env import Environment
+from envhub.core.kwargs import OTHERS, REQUIRED, TIME_LIMIT_KWARG, Kwarg, from_signature, infer_type, time_limit_kwargs
+from envhub.core.tree import select
+from envhub.core.types import TimeStep, truncated_unless_terminated
 from envhub.errors import (
     ActionError,
     ClosedEnvironmentError,
@@ -27,19 +30,16 @@ from envhub.errors import (
     RenderError,
     StaleStateError,
 )
-from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action, to_gymnasium_space
-from envhub.hookspecs import EnvFactory, RegisterEnv, WrapObject, hookimpl
-from envhub.host import HostEnvironment, HostState, HostStep, key_to_seeds
-from envhub.host_callback import call_host
-from envhub.jax_env import JaxEnvironment, JaxState, JaxStep, jax_kwargs, take_time_limit
-from envhub.kwargs import OTHERS, REQUIRED, TIME_LIMIT_KWARG, Kwarg, from_signature, infer_type, time_limit_kwargs
-from envhub.plugin_api import PLUGIN_API
-from envhub.render import use_egl_when_headless
-from envhub.resets import Spares, no_spares, reset_done, reset_from_spares, reset_if_done, vmap_in_chunks
-from envhub.specs import check_options_for
+from envhub.host.callback import call_host
+from envhub.host.environment import HostEnvironment, HostState, HostStep, key_to_seeds
+from envhub.host.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action, to_gymnasium_space
+from envhub.native.environment import JaxEnvironment, JaxState, JaxStep, jax_kwargs, take_time_limit
+from envhub.native.resets import Spares, no_spares, reset_done, reset_from_spares, reset_if_done, vmap_in_chunks
+from envhub.registry.hookspecs import EnvFactory, RegisterEnv, WrapObject, hookimpl
+from envhub.registry.plugin_api import PLUGIN_API
+from envhub.registry.specs import check_options_for
 from envhub.testing import ConformanceTests
-from envhub.tree import select
-from envhub.types import TimeStep, truncated_unless_terminated
+from envhub.tools.render import use_egl_when_headless
 
 __all__ = [
     # declaring the plugin

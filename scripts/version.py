@@ -2,7 +2,7 @@
 """One version for envhub and its in-repo plugins, set in one place: the root pyproject.toml.
 
     python scripts/version.py          check that every file agrees with it (exit 1 if not)
-    python scripts/version.py 0.2.0    set 0.2.0 everywhere: the core, envhub/_version.py, every plugin
+    python scripts/version.py 0.2.0    set 0.2.0 everywhere: the core, envhub/version.py, every plugin
                                        (and the template), each plugin's envhub range, the core's extras
 
 Every other file is stamped from the root version, so metadata stays static (readable by any tool,
@@ -54,8 +54,8 @@ def stamped(version: str) -> dict[Path, str]:
     out[ROOT / "pyproject.toml"] = _PLUGIN_REQ.sub(
         lambda m: f'"{m.group(1)}{extras}"', _VERSION.sub(f'version = "{version}"', root, 1)
     )
-    out[ROOT / "envhub" / "_version.py"] = re.sub(
-        r'__version__ = "[^"]*"', f'__version__ = "{version}"', (ROOT / "envhub" / "_version.py").read_text()
+    out[ROOT / "envhub" / "version.py"] = re.sub(
+        r'__version__ = "[^"]*"', f'__version__ = "{version}"', (ROOT / "envhub" / "version.py").read_text()
     )
     for plugin in PLUGINS:
         text = (plugin / "pyproject.toml").read_text()

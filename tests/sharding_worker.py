@@ -79,7 +79,7 @@ def host_rollout(process_index):
 
     import envhub
 
-    key = jax.random.fold_in(jax.random.key(0), process_index)  # = envhub.sharding.process_key in that process
+    key = jax.random.fold_in(jax.random.key(0), process_index)  # = envhub.wrappers.sharding.process_key in that process
     with envhub.make("gymnasium/CartPole-v1", num_envs=2) as env:
         obs = jax.jit(lambda k: rollout_obs(env, k)[0])(key)
         return np.asarray(obs)

@@ -9,8 +9,9 @@ import pytest
 from jax.experimental import checkify
 
 import envhub
-from envhub import action_check, spaces
-from envhub.checking import check_values, report_in_jit
+from envhub import spaces
+from envhub.core import action_check
+from envhub.core.checking import check_values, report_in_jit
 from envhub.errors import ActionError, InvalidArgumentError
 from envhub.wrappers import ClipAction, Discretize, RecordEpisodeStatistics, TimeLimit, TransformAction, VmapEnvironment
 
@@ -75,7 +76,9 @@ def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry
     assert "callback" not in lowered  # cacheable and exportable
     jax.block_until_ready(jax.jit(env.step)(KEY, state, bad))  # plain jit does not stop: no host round trip
     message = r"Invalid action for 'toy/Corridor-v0': -1 at index \(3,\) is outside \[0, 2\) \(1 of 4 values invalid\)"
-    with pytest.raises(ActionError, match=message + r"; the action space is Discrete\(2, shape=\(4,\).*validate_actions"):
+    with pytest.raises(
+        ActionError, match=message + r"; the action space is Discrete\(2, shape=\(4,\).*validate_actions"
+    ):
         envhub.checked(env.step)(KEY, state, bad)
     checkified = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))
     assert checkified(KEY, state, bad)[0].get() is None  # traced without asking: no check in the program
@@ -180,9 +183,15 @@ def test_once_per_step_whatever_the_wrappers(registry):
     assert _callbacks(env, state, jnp.zeros(4, jnp.int32)) == 0
     wrapped = RecordEpisodeStatistics(TimeLimit(env, 5))
     state, _ = wrapped.init(KEY)
-    assert _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1 and _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
+    assert (
+        _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1
+        and _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
+    )
     env.validate_actions = "strict"  # one setting per chain: the wrapper sees it
-    assert _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1 and _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
+    assert (
+        _callbacks(wrapped, state, jnp.zeros(4, jnp.int32)) == 1
+        and _checks(wrapped, state, jnp.zeros(4, jnp.int32)) == 0
+    )
     with pytest.raises(ActionError, match="'toy/Corridor-v0': 2 at index"):
         wrapped.step(KEY, state, jnp.array([0, 2, 0, 0]))
 

@@ -50,7 +50,7 @@ def test_none_or_text_actions_are_action_errors(registry):
 
 
 def test_tree_action_structure_is_checked():
-    from envhub.env import check_action
+    from envhub.core.env import check_action
     from envhub.spaces import Box, Discrete, Tree
 
     space = Tree({"move": Discrete(3), "force": Box(-1.0, 1.0, (2,))})

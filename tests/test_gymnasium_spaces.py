@@ -1,11 +1,11 @@
-"""envhub.gymnasium_spaces: every gymnasium space type, gymnasium -> envhub -> gymnasium, and envhub's own ones."""
+"""envhub.host.gymnasium_spaces: every gymnasium space type, gymnasium -> envhub -> gymnasium, and envhub's own ones."""
 
 import numpy as np
 import pytest
 
 from envhub import spaces
 from envhub.errors import EnvUnavailableError
-from envhub.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action, to_gymnasium_space
+from envhub.host.gymnasium_spaces import from_gymnasium_space, to_gymnasium_action, to_gymnasium_space
 
 gym = pytest.importorskip("gymnasium").spaces
 

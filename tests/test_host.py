@@ -9,9 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envhub import host_callback, spaces, testing
+from envhub import spaces, testing
 from envhub.errors import ClosedEnvironmentError, HostEnvError, HostVmapError, InvalidArgumentError, StaleStateError
-from envhub.host import HostEnvironment, HostState, HostStep
+from envhub.host import callback as host_callback
+from envhub.host.environment import HostEnvironment, HostState, HostStep
 
 KEY = jax.random.key(0)
 

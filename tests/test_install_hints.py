@@ -8,7 +8,7 @@ from fake_dists import TOY_PLUGIN, write_dist
 
 import envhub
 from envhub.errors import PluginIncompatibleError
-from envhub.plugin_api import IN_REPO_BACKENDS, api_problem, core_install_line, plugin_install_line
+from envhub.registry.plugin_api import IN_REPO_BACKENDS, api_problem, core_install_line, plugin_install_line
 
 GOOD_PLUGIN = "ENVHUB_API = 1\n" + TOY_PLUGIN
 
@@ -68,7 +68,7 @@ def test_api_hint_names_the_distribution_to_reinstall():
 
 
 def test_render_hints_carry_the_range():
-    from envhub import render
+    from envhub.tools import render
 
     for line in (render._RENDER_EXTRA, render._VIDEO_EXTRA):
         spec = re.search(r'pip install "envhub\[\w+\]([^"]*)"', line).group(1)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import envhub
-from envhub import action_check, checking, interop, spaces
-from envhub.env import values_checked_by_caller
+from envhub import interop, spaces
+from envhub.core import action_check, checking
+from envhub.core.env import values_checked_by_caller
 from envhub.errors import ActionError
 
 pytestmark = pytest.mark.requires_plugin("gymnax")

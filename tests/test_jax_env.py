@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import envhub
-from envhub import resets, spaces
+from envhub import spaces
 from envhub.errors import InvalidArgumentError
-from envhub.jax_env import take_time_limit
+from envhub.native import resets
+from envhub.native.environment import take_time_limit
 
 RESETS: list[int] = []  # one entry per reset that really ran (a debug callback inside _reset_one)
 

@@ -13,8 +13,8 @@ import pytest
 
 import envhub
 from envhub.cli import EXIT_ENVHUB_ERROR, EXIT_OK, main
+from envhub.core.kwargs import OTHERS, Kwarg, describe, from_signature, matches, time_limit_kwargs
 from envhub.errors import EnvhubError, PluginLoadError
-from envhub.kwargs import OTHERS, Kwarg, describe, from_signature, matches, time_limit_kwargs
 from envhub.testing.toy_envs import Corridor
 
 # --- types ---------------------------------------------------------------------------------------

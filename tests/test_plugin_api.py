@@ -10,7 +10,7 @@ from fake_dists import TOY_PLUGIN, write_dist
 
 import envhub
 from envhub.errors import PluginIncompatibleError, PluginLoadError
-from envhub.plugin_api import compatible_core_range, excludes_core
+from envhub.registry.plugin_api import compatible_core_range, excludes_core
 from envhub.testing.toy_envs import Corridor
 
 OLD_API_PLUGIN = "ENVHUB_API = 0\n" + TOY_PLUGIN

@@ -13,8 +13,8 @@ from fake_dists import TOY_PLUGIN, write_dist
 
 import envhub
 from envhub.errors import BackendArgumentError, EnvhubError, EnvKwargsError, PluginLoadError, UnknownBackendError
-from envhub.factory_errors import refusal_class
-from envhub.plugin_api import IN_REPO_BACKENDS, plugin_install_line
+from envhub.registry.factory_errors import refusal_class
+from envhub.registry.plugin_api import IN_REPO_BACKENDS, plugin_install_line
 
 TESTS = Path(__file__).resolve().parent
 
@@ -276,7 +276,16 @@ def test_envhub_list_shows_a_raising_register_hook_as_an_error_row_without_impor
     assert _statuses(envhub_cli(site, "list", env=switch)) == {"fakehook": "error", "fakelate": "ok", "fakeok": "ok"}
     assert f"fakehook: The envhub {reason}" in envhub_cli(site, "list", env=switch).stdout
     listed = {row["prefix"]: row for row in json.loads(envhub_cli(site, "list", "--json", env=switch).stdout)}
-    assert set(listed["fakehook"]) == {"schema", "prefix", "distribution", "version", "status", "reason", "api", "error"}
+    assert set(listed["fakehook"]) == {
+        "schema",
+        "prefix",
+        "distribution",
+        "version",
+        "status",
+        "reason",
+        "api",
+        "error",
+    }
     assert listed["fakehook"]["status"] == "error" and reason in listed["fakehook"]["error"]
     assert listed["fakehook"]["error"] == listed["fakehook"]["reason"]
     assert (listed["fakeok"]["status"], listed["fakeok"]["error"]) == ("ok", None)

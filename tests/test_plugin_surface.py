@@ -63,10 +63,14 @@ def test_plugins_import_envhub_only_through_the_plugin_surface():
 @pytest.mark.parametrize(
     ("source", "in_tests", "found"),
     [
-        ("from envhub.jax_env import JaxStep\n", False, ["2:imports envhub.jax_env"]),
+        ("from envhub.native.environment import JaxStep\n", False, ["2:imports envhub.native.environment"]),
         ("import envhub.errors\n", False, ["2:imports envhub.errors"]),
         ("from envhub import host_callback\n", False, ["2:imports envhub.host_callback"]),
-        ("import os\n\ndef f():\n    from envhub.render import record\n", False, ["5:imports envhub.render"]),
+        (
+            "import os\n\ndef f():\n    from envhub.tools.render import record\n",
+            False,
+            ["5:imports envhub.tools.render"],
+        ),
         ("from envhub.wrappers import select\n", False, ["2:imports envhub.wrappers"]),
         ("from envhub.wrappers import select\n", True, []),
         ("import envhub\nfrom envhub import spaces, testing\nfrom envhub.plugin import JaxStep\n", False, []),

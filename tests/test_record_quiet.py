@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from envhub.render import use_silent_sdl_drivers
+from envhub.tools.render import use_silent_sdl_drivers
 
 SDL_VARS = ("SDL_AUDIODRIVER", "SDL_VIDEODRIVER", "PYGAME_HIDE_SUPPORT_PROMPT")
 

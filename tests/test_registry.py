@@ -16,7 +16,7 @@ from envhub.errors import (
     UnknownBackendError,
     UnknownEnvError,
 )
-from envhub.registry import install_hint
+from envhub.registry.hub import install_hint
 from envhub.testing.toy_envs import Corridor, ToyPlugin
 
 # --- in-process registration -------------------------------------------------------------------

@@ -193,7 +193,7 @@ def test_cli_record_and_info(painted, tmp_path, capsys, monkeypatch):
 
 
 def test_use_egl_when_headless_only_before_mujoco_is_imported(monkeypatch):
-    from envhub.render import use_egl_when_headless
+    from envhub.tools.render import use_egl_when_headless
 
     monkeypatch.setattr(sys, "platform", "linux")
     for var in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL"):

@@ -126,7 +126,7 @@ def test_clear_errors():
     with pytest.raises(InvalidArgumentError, match="needs a batched env: make 'gymnax/CartPole-v1' with num_envs=N"):
         envhub.make("gymnax/CartPole-v1", mesh=mesh)
     with pytest.raises(InvalidArgumentError, match="axis='x' is not an axis of the mesh"):
-        envhub.sharding.shard(envhub.make("gymnax/CartPole-v1", num_envs=2), mesh, axis="x")
+        envhub.wrappers.sharding.shard(envhub.make("gymnax/CartPole-v1", num_envs=2), mesh, axis="x")
 
 
 def test_host_envs_are_refused():
@@ -135,13 +135,13 @@ def test_host_envs_are_refused():
 
     one = Mesh(np.array(jax.devices()[:1]), ("envs",))
     with pytest.raises(InvalidArgumentError, match="host environment.*one process per host"):
-        envhub.sharding.shard(FakeHost(envhub.make("gymnax/CartPole-v1", num_envs=4)), one)
+        envhub.wrappers.sharding.shard(FakeHost(envhub.make("gymnax/CartPole-v1", num_envs=4)), one)
 
 
 def test_process_key_differs_by_process_only():
     key = jax.random.key(0)
     assert (
-        jax.random.key_data(envhub.sharding.process_key(key)).tolist()
+        jax.random.key_data(envhub.wrappers.sharding.process_key(key)).tolist()
         == jax.random.key_data(jax.random.fold_in(key, 0)).tolist()
     )
     assert os.environ.get("XLA_FLAGS", "").find("device_count") == -1  # the test process itself is untouched

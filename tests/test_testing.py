@@ -163,7 +163,7 @@ def test_only_the_strict_observation_check_catches_a_final_obs_of_the_wrong_dtyp
 
 def test_strict_observation_check_names_the_leaf_and_compares_structure_shape_and_dtype_exactly():
     from envhub import spaces
-    from envhub.testing._compare import space_mismatch
+    from envhub.testing.compare import space_mismatch
 
     space = spaces.Tree({"pos": spaces.Box(0.0, 1.0, (3,)), "goal": (spaces.Discrete(4), spaces.Discrete(4))})
     f32, i32 = jax.ShapeDtypeStruct((3,), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)

@@ -29,7 +29,7 @@ def test_first_timestep_has_zero_reward_and_no_flags():
 
 
 def test_transition_applies_the_flag_rule_and_dtypes():
-    from envhub.types import truncated_unless_terminated
+    from envhub.core.types import truncated_unless_terminated
 
     ts = TimeStep.transition(
         obs=jnp.zeros((3, 2)),
@@ -56,7 +56,7 @@ def test_termination_and_truncation_constructors():
 
 
 def test_host_state_handle_and_version():
-    from envhub.types import HostState
+    from envhub.core.types import HostState
 
     state = HostState(jnp.int32(1), jnp.int32(4))
     assert (int(state.handle), int(state.version)) == (1, 4)

@@ -9,8 +9,8 @@ import pytest
 
 import envhub
 from envhub import spaces, testing, wrappers
+from envhub.core.types import TimeStep
 from envhub.testing.toy_envs import Corridor
-from envhub.types import TimeStep
 from envhub.wrappers import (
     ActionRepeat,
     ClipReward,

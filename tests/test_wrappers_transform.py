@@ -148,10 +148,14 @@ def test_every_wrapper_with_state_of_its_own_has_the_one_base():
 
 def test_every_wrappers_module_says_what_it_exports():
     names = [m.name for m in pkgutil.iter_modules(wrappers.__path__)]
-    for name in [*(f"envhub.wrappers.{n}" for n in names), "envhub.sharding"]:
+    for name in [*(f"envhub.wrappers.{n}" for n in names), "envhub.wrappers.sharding"]:
         module = importlib.import_module(name)
         assert all(hasattr(module, n) for n in module.__all__), name
-    assert envhub.sharding.ShardedEnvironment is wrappers.ShardedEnvironment is wrappers.sharded.ShardedEnvironment
+    assert (
+        envhub.wrappers.sharding.ShardedEnvironment
+        is wrappers.ShardedEnvironment
+        is wrappers.sharded.ShardedEnvironment
+    )
 
 
 def test_wrapper_state_names():

@@ -89,6 +89,15 @@ def page_markdown(module: str, modules: list[str]) -> str:
     mod = importlib.import_module(module)
     if not is_index(mod):
         return f"::: {module}\n"
+    if not hasattr(mod, "__all__"):  # a concept package (envhub.core, envhub.host, ...): its docstring and its modules
+        inside = [m for m in modules if m.rpartition(".")[0] == module]
+        return (
+            "\n".join(
+                [f"::: {module}", "    options:", "      members: false", "", "| module | what |", "|---|---|"]
+                + [f"| [`{m}`][{m}] | {_summary(importlib.import_module(m))} |" for m in inside]
+            )
+            + "\n"
+        )
     lines = [
         f"::: {module}",
         "    options:",

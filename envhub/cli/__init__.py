@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record
-from envhub.cli._common import (
+from envhub.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_CHECK_FAILED,
     EXIT_ENVHUB_ERROR,
@@ -89,8 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _version() -> str:
-    from envhub._version import __version__
-    from envhub.plugin_api import SUPPORTED_APIS
+    from envhub.registry.plugin_api import SUPPORTED_APIS
+    from envhub.version import __version__
 
     return f"envhub {__version__} (plugin API {', '.join(map(str, SUPPORTED_APIS))})"
 

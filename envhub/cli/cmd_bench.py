@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from envhub.cli._common import EXIT_OK, UsageError, parse_kwargs, print_table
+from envhub.cli.common import EXIT_OK, UsageError, parse_kwargs, print_table
 
 NAME = "bench"
 
@@ -37,7 +37,7 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     import envhub
-    from envhub import bench
+    from envhub.tools import bench
 
     if args.steps < 1 or args.repeats < 1:
         raise UsageError("--steps and --repeats must be at least 1")

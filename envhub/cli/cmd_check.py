@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from envhub.cli._common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_env_arguments, parse_kwargs
+from envhub.cli.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_env_arguments, parse_kwargs
 
 NAME = "check"
 

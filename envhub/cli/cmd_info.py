@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from envhub.cli._common import EXIT_OK, add_env_arguments, make_env
+from envhub.cli.common import EXIT_OK, add_env_arguments, make_env
 
 NAME = "info"
 
@@ -20,8 +20,9 @@ def run(args: argparse.Namespace) -> int:
     import jax
 
     import envhub
-    from envhub import host_callback
-    from envhub.kwargs import MAKE_KWARGS, accepted
+    from envhub.core.kwargs import MAKE_KWARGS
+    from envhub.host import callback as host_callback
+    from envhub.registry.kwargs_check import accepted
 
     with make_env(args) as env:
         _, ts = jax.eval_shape(env.init, jax.random.key(0))
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _kwargs(table: dict[str, Any] | None) -> dict[str, str] | str:
     """``{name: "type = default  doc"}`` of the kwargs ``table`` declares (refused ones left out)."""
-    from envhub.kwargs import OTHERS, describe_one
+    from envhub.core.kwargs import OTHERS, describe_one
 
     if table is None:
         return "not declared: the backend takes any keyword argument (see its README)"

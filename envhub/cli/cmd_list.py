@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from envhub.cli._common import EXIT_OK, print_table
-from envhub.loading import switches
+from envhub.cli.common import EXIT_OK, print_table
+from envhub.registry.loading import switches
 
 NAME = "list"
 #: The version of the ``--json`` fields (docs/cli.md): fields may be added within a schema, never
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         hidden = ", ".join(f"{k}={v!r}" for k, v in switches().items())
         if not backends:
-            from envhub.plugin_api import compatible_core_range
+            from envhub.registry.plugin_api import compatible_core_range
 
             print(
                 f"No envhub backends loaded: {hidden} hides installed plugins; unset it to see them."

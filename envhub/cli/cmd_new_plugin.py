@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envhub.cli._common import EXIT_OK
+from envhub.cli.common import EXIT_OK
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable  # Python 3.11+; only annotations name it
@@ -101,7 +101,7 @@ def create(name: str, directory: Path | str, *, version: str = "0.1.0") -> list[
 
 def render(name: str, *, version: str = "0.1.0") -> dict[str, str]:
     """The plugin's files for ``name``: relative POSIX path to text, sorted by path."""
-    from envhub.plugin_api import compatible_core_range
+    from envhub.registry.plugin_api import compatible_core_range
 
     values = {"name": check_name(name), "version": version, "envhub_range": compatible_core_range()}
     out: dict[str, str] = {}
@@ -114,7 +114,7 @@ def render(name: str, *, version: str = "0.1.0") -> dict[str, str]:
 def check_name(name: str) -> str:
     """``name`` if it is a lowercase identifier usable as a backend prefix; ``InvalidArgumentError`` if not."""
     from envhub.errors import InvalidArgumentError
-    from envhub.plugin_api import IN_REPO_BACKENDS
+    from envhub.registry.plugin_api import IN_REPO_BACKENDS
 
     text = str(name)
     bare = re.sub(r"^envhub[-_]", "", text)

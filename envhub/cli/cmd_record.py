@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from envhub.cli._common import EXIT_OK, UsageError, add_env_arguments, make_env
+from envhub.cli.common import EXIT_OK, UsageError, add_env_arguments, make_env
 
 NAME = "record"
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import jax
 
     import envhub
-    from envhub.render import check_path, use_silent_sdl_drivers
+    from envhub.tools.render import check_path, use_silent_sdl_drivers
 
     use_silent_sdl_drivers()  # before any plugin imports pygame: no ALSA or Wayland noise on stderr
     if args.steps < 1 or args.fps < 1:

@@ -13,8 +13,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.action_check import host_value_checker
-from envhub.env import Environment, values_checked_by_caller
+from envhub.core.action_check import host_value_checker
+from envhub.core.env import Environment, values_checked_by_caller
 from envhub.errors import InvalidArgumentError
 from envhub.interop.packing import Packer
 

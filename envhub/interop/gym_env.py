@@ -12,8 +12,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from envhub.env import Environment
-from envhub.gymnasium_spaces import to_gymnasium_space
+from envhub.core.env import Environment
+from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
 
 
@@ -71,9 +71,7 @@ class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
         self.env.close()
 
     def __reduce__(self) -> Any:
-        from envhub.interop import to_gymnasium
-
-        return to_gymnasium, (self.env, self._seed, self.render_mode)
+        return type(self), (self.env, self._seed, self.render_mode)
 
 
 __all__ = ["EnvhubEnv"]

@@ -22,9 +22,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
-from envhub.gymnasium_spaces import to_gymnasium_space
+from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
 
 
@@ -122,9 +122,7 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         self.env.close()
 
     def __reduce__(self) -> Any:
-        from envhub.interop import to_gymnasium_vector
-
-        return to_gymnasium_vector, (self.env, self._seed, self.autoreset_mode)
+        return type(self), (self.env, self._seed, self.autoreset_mode)
 
 
 __all__ = ["EnvhubVectorEnv", "parse_autoreset_mode"]

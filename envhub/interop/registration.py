@@ -34,10 +34,10 @@ class _EnvMaker:
     metadata = _METADATA
 
     def __call__(self, envhub_id: str, render_mode: str | None = None, seed: int = 0, **kwargs: Any) -> Any:
-        import envhub
-        from envhub.interop import to_gymnasium
+        from envhub.interop.exports import to_gymnasium
+        from envhub.registry import api
 
-        env = envhub.make(envhub_id, **kwargs)
+        env = api.make(envhub_id, **kwargs)
         _check_render_mode(env, render_mode)
         return to_gymnasium(env, seed, render_mode)
 
@@ -56,10 +56,10 @@ class _VectorEnvMaker:
         autoreset_mode: Any = "NextStep",
         **kwargs: Any,
     ) -> Any:
-        import envhub
-        from envhub.interop import to_gymnasium_vector
+        from envhub.interop.exports import to_gymnasium_vector
+        from envhub.registry import api
 
-        env = envhub.make(envhub_id, num_envs=num_envs, **kwargs)
+        env = api.make(envhub_id, num_envs=num_envs, **kwargs)
         _check_render_mode(env, render_mode)
         return to_gymnasium_vector(env, seed, autoreset_mode)
 
@@ -76,13 +76,13 @@ def register_gymnasium(prefixes: Iterable[str] | None = None) -> list[str]:
     """
     import gymnasium
 
-    import envhub
+    from envhub.registry import api
 
     if prefixes is None:
-        prefixes = [b.prefix for b in envhub.list_backends() if b.status == "ok"]
+        prefixes = [b.prefix for b in api.list_backends() if b.status == "ok"]
     registered = []
     for prefix in prefixes:
-        for spec in envhub.list_envs(prefix):
+        for spec in api.list_envs(prefix):
             gid = gymnasium_id(spec.id)
             gymnasium.registry.pop(gid, None)
             gymnasium.register(

@@ -13,11 +13,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError, MissingDependencyError
-from envhub.gymnasium_spaces import to_gymnasium_space
+from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.plugin_api import compatible_core_range
+from envhub.registry.plugin_api import compatible_core_range
 
 try:
     from stable_baselines3.common.vec_env import VecEnv

@@ -20,8 +20,8 @@ report, ``ConformanceTests``); ``_compare`` holds the host-side comparisons. ``t
 """
 
 from envhub.testing import toy_envs
-from envhub.testing._compare import CheckFailure, CheckSkipped
 from envhub.testing.checks import CHECKS
+from envhub.testing.compare import CheckFailure, CheckSkipped
 from envhub.testing.compiled_checks import host_callbacks
 from envhub.testing.probe import Options, Probe, rollout, rollout_fn
 from envhub.testing.suite import (

@@ -14,8 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
+from envhub.core.types import TimeStep
 from envhub.errors import ActionError, ClosedEnvironmentError
-from envhub.testing._compare import (
+from envhub.testing.compare import (
     CheckFailure,
     CheckSkipped,
     batch_shape,
@@ -27,7 +28,6 @@ from envhub.testing._compare import (
 )
 from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
 from envhub.testing.probe import Probe, rollout_fn, space_names
-from envhub.types import TimeStep
 
 
 def _prefix(tree: Any, length: int) -> Any:

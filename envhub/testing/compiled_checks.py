@@ -25,10 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.checking import checked
-from envhub.env import STRICT, Environment
+from envhub.core.checked import checked
+from envhub.core.env import STRICT, Environment
 from envhub.errors import ActionError
-from envhub.testing._compare import CheckFailure, CheckSkipped, require
+from envhub.testing.compare import CheckFailure, CheckSkipped, require
 from envhub.testing.probe import Probe, first_steps
 
 #: A ``custom_call`` target in lowered StableHLO text (``@name`` or ``@"name"``).

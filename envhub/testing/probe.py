@@ -18,8 +18,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from envhub.env import Environment
-from envhub.types import TimeStep
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 
 MakeEnv = Callable[..., Environment[Any, Any, Any]]
 Rollout = tuple[TimeStep[Any], TimeStep[Any]]

@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
-from envhub.testing._compare import CheckFailure, CheckSkipped
 from envhub.testing.checks import CHECKS
+from envhub.testing.compare import CheckFailure, CheckSkipped
 from envhub.testing.probe import MakeEnv, Options, Probe
 
 Status = Literal["pass", "fail", "skip"]

@@ -22,11 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.env import Environment
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 from envhub.errors import ActionError, InvalidArgumentError
-from envhub.hookspecs import hookimpl
-from envhub.specs import check_options_for
-from envhub.types import TimeStep
+from envhub.registry.hookspecs import hookimpl
+from envhub.registry.specs import check_options_for
 
 #: Each ``Corridor(bug=...)`` and the contract violation it switches on.
 BUGS: dict[str, str] = {

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.wrappers.transform import TransformAction
 

@@ -12,9 +12,9 @@ from typing import Any, overload
 import jax
 
 from envhub import spaces
-from envhub.env import Environment
-from envhub.tree import select
-from envhub.types import TimeStep
+from envhub.core.env import Environment
+from envhub.core.tree import select
+from envhub.core.types import TimeStep
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Wrapper(Environment[Any, Any, Any]):
     #: ``True`` when this wrapper's state is a ``WrapperState`` (rendering unwraps it).
     wraps_state: bool = False
 
-    #: pickled as its fields (``envhub.pickling``): its env, and its functions if module-level
+    #: pickled as its fields (``envhub.core.pickling``): its env, and its functions if module-level
     _pickle_fields = True
 
     def __init__(self, env: Environment[Any, Any, Any]):

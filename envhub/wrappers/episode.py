@@ -7,11 +7,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from envhub.arguments import positive_int
-from envhub.env import Environment
+from envhub.core.arguments import positive_int
+from envhub.core.env import Environment
+from envhub.core.tree import select
+from envhub.core.types import TimeStep, truncated_unless_terminated
 from envhub.errors import InvalidArgumentError
-from envhub.tree import select
-from envhub.types import TimeStep, truncated_unless_terminated
 from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 

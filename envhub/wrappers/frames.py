@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.arguments import positive_int
-from envhub.env import Environment
+from envhub.core.arguments import positive_int
+from envhub.core.env import Environment
+from envhub.core.tree import select
+from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
-from envhub.tree import select
-from envhub.types import TimeStep
 from envhub.wrappers.base import StatefulWrapper, WrapperState, batch_shape
 
 

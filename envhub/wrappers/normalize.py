@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.env import Environment
-from envhub.types import TimeStep
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 from envhub.wrappers.base import StatefulWrapper, WrapperState, batch_shape
 
 Stats = dict[str, jax.Array]

@@ -3,7 +3,7 @@
 It pins every leaf of ``init``/``reset``/``step`` that leads with ``num_envs`` to ``NamedSharding(mesh,
 P(axis))``. Inside ``jax.jit`` XLA then keeps each environment's state on its own device for the
 whole rollout: stepping is elementwise over the batch, so no step gathers to one device. Make one
-with ``envhub.sharding.shard(env, mesh)`` or ``envhub.make(id, num_envs=N, mesh=mesh)``.
+with ``envhub.wrappers.sharding.shard(env, mesh)`` or ``envhub.make(id, num_envs=N, mesh=mesh)``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from envhub.env import Environment
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
-from envhub.types import TimeStep
 from envhub.wrappers.base import Wrapper
 
 
@@ -34,7 +34,7 @@ class ShardedEnvironment(Wrapper):
         if not env.is_jax_native:
             raise InvalidArgumentError(
                 f"{env.id!r} is a host environment: its pool lives in one process and cannot be split over devices. "
-                f"Run one process per host, each making its own env with num_envs = its share, and use envhub.sharding.process_key(key)."
+                f"Run one process per host, each making its own env with num_envs = its share, and use envhub.wrappers.sharding.process_key(key)."
             )
         if env.num_envs % mesh.shape[axis]:
             raise InvalidArgumentError(

@@ -15,9 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.env import Environment
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
-from envhub.types import TimeStep
 from envhub.wrappers.base import TimeStepWrapper, Wrapper
 
 _REWARD = spaces.Box(-np.inf, np.inf, (), np.float32)

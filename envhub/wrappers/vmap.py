@@ -7,9 +7,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.env import Environment
+from envhub.core.env import Environment
+from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
-from envhub.types import TimeStep
 from envhub.wrappers.base import Wrapper
 
 

@@ -508,6 +508,6 @@ def test_import_envhub_does_not_import_gymnasium():
     import subprocess
     import sys
 
-    code = "import envhub, envhub.host, sys; envhub.list_backends(); print('gymnasium' in sys.modules)"
+    code = "import envhub, envhub.host.environment, sys; envhub.list_backends(); print('gymnasium' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

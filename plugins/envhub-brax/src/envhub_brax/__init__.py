@@ -31,8 +31,7 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {
 def envhub_register_envs(register: Any) -> None:
     """Register every name in brax's environment registry."""
     from envhub_brax import building
-    from envhub_brax.building import default_backend
-    from envhub_brax.environment import import_brax_envs
+    from envhub_brax.building import default_backend, import_brax_envs
 
     envs = import_brax_envs()
     for name in sorted(envs._envs):  # brax keeps its registry there; get_environment reads it

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from envhub.plugin import Kwarg, from_signature, jax_kwargs, positive_int
+from envhub.plugin import Kwarg, from_signature, jax_kwargs, positive_int, use_egl_when_headless
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -17,6 +17,20 @@ RESET_MODES = ("real", "cached")
 # The pipelines brax 0.14's constructors accept where not all of them: swimmer raises on any but
 # generalized; fast has no physics at all (its constructor ignores `backend`).
 ONLY_BACKENDS: dict[str, tuple[str, ...]] = {"swimmer": ("generalized",), "fast": ()}
+
+
+DEFAULT_LIMIT = 1000  # brax's training default episode length
+
+
+def import_brax_envs() -> Any:
+    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean.
+
+    MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set).
+    """
+    use_egl_when_headless()
+    with contextlib.redirect_stdout(sys.stderr):
+        from brax import envs
+    return envs
 
 
 def default_backend(name: str) -> str | None:
@@ -68,7 +82,6 @@ def check_arguments(
 def declared_kwargs(name: str) -> dict[str, Kwarg]:
     """What ``make("brax/<name>", ...)`` accepts: the env class's constructor (and its bases') arguments, the
     pipeline, the time limit (brax's ``episode_length`` an alias) and the JAX base's reset kwargs."""
-    from envhub_brax.environment import DEFAULT_LIMIT, import_brax_envs
 
     only = ONLY_BACKENDS.get(name, BACKENDS)
     doc = f"brax's physics pipeline (None: {default_backend(name)})"

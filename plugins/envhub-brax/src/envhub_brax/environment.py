@@ -2,15 +2,13 @@
 
 brax's own training wrappers are not used: envhub's JAX base (``envhub.JaxEnvironment``) does their
 work with envhub's meaning: the step counter and time limit (``EpisodeWrapper``), the same-step
-auto-reset (``AutoResetWrapper``, but with a fresh ``reset`` per episode, see ``envhub.resets``, and
+auto-reset (``AutoResetWrapper``, but with a fresh ``reset`` per episode, see ``envhub.native.resets``, and
 the reached observation kept in ``final_obs``) and the batch (``VmapWrapper``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
-import sys
 from typing import Any
 
 import jax
@@ -18,21 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit, use_egl_when_headless
+from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit
 from envhub_brax import building
-
-DEFAULT_LIMIT = 1000  # brax's training default episode length
-
-
-def import_brax_envs() -> Any:
-    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean.
-
-    MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set).
-    """
-    use_egl_when_headless()
-    with contextlib.redirect_stdout(sys.stderr):
-        from brax import envs
-    return envs
 
 
 class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
@@ -57,9 +42,9 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         num_envs: int | None = None,
         **kwargs: Any,
     ):
-        limit = take_time_limit(kwargs, "episode_length", DEFAULT_LIMIT)
+        limit = take_time_limit(kwargs, "episode_length", building.DEFAULT_LIMIT)
         building.check_arguments(name, backend, limit, reset_mode, reset_spares, num_envs, kwargs)
-        brax_env = building.build(import_brax_envs(), name, backend, kwargs)
+        brax_env = building.build(building.import_brax_envs(), name, backend, kwargs)
         self._setup(name, brax_env, limit, reset_mode, reset_spares, num_envs)
 
     @classmethod
@@ -74,7 +59,7 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
     ) -> BraxEnvironment:
         """Wrap a brax environment object (yours, not only a registered one); no brax wrapper applied."""
         name = type(brax_env).__name__
-        episode_length = take_time_limit(limit, "episode_length", DEFAULT_LIMIT)
+        episode_length = take_time_limit(limit, "episode_length", building.DEFAULT_LIMIT)
         building.check_arguments(name, None, episode_length, reset_mode, reset_spares, num_envs, limit)
         env = cls.__new__(cls)
         env._setup(name, brax_env, episode_length, reset_mode, reset_spares, num_envs)

@@ -11,7 +11,7 @@ and the row is released when the reset arrives: ``final_obs`` is the terminal ob
 the new episode's first, and the next ``send`` for that env is a real step. Each ``send`` of an
 env gives exactly one row for it in a later ``recv``.
 
-Both calls go through ``envhub.host_callback`` (ordered by the handle each returns and the next
+Both calls go through ``envhub.host.callback`` (ordered by the handle each returns and the next
 takes), or run directly when used eagerly; the pool is seeded from the key given to ``init``.
 """
 

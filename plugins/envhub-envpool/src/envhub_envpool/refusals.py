@@ -25,7 +25,7 @@ class Refusal:
     """Host side of ``XlaPath.fail``: raise the error the pool's counter (or the action) calls for.
 
     Called with the state's step, the pool's newest, and (when ``action_tree`` is set) the action's
-    leaves, which ``check`` (``envhub.action_check.host_value_checker``) checks when the step is the
+    leaves, which ``check`` (``envhub.core.action_check.host_value_checker``) checks when the step is the
     newest. Returns 0 when nothing is wrong (the in-program test is allowed to be cautious).
     """
 
@@ -53,7 +53,7 @@ class Refusal:
 
 class ValueCheck(NamedTuple):
     """How a traced fast-path step checks action values: ``envhub.plugin.any_invalid`` in the program, and
-    ``check`` (``envhub.action_check.host_value_checker(env_id, space)``) on the host."""
+    ``check`` (``envhub.core.action_check.host_value_checker(env_id, space)``) on the host."""
 
     space: spaces.Space
     check: Callable[[Any], None]

@@ -58,7 +58,7 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     from jumanji import registration
 
     spec = registration._REGISTRY[name]  # what jumanji.make reads
-    table, _ = envhub.kwargs.from_signature(registration.load(spec.entry_point))
+    table, _ = envhub.core.kwargs.from_signature(registration.load(spec.entry_point))
     limit = table.pop("time_limit", None)
     default = None if limit is None or not isinstance(limit.default, int) else limit.default
-    return {**table, **envhub.jax_env.jax_kwargs(default, native="time_limit" if limit else "")}
+    return {**table, **envhub.native.environment.jax_kwargs(default, native="time_limit" if limit else "")}

@@ -79,8 +79,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
         ),
         "config": envhub.Kwarg(doc="a playground ConfigDict replacing the defaults"),
         "config_overrides": envhub.Kwarg(dict | None, None, "nested config overrides"),
-        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "playground config field") for k, v in fields.items()},
-        **envhub.jax_env.jax_kwargs(limit, native="episode_length"),
+        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "playground config field") for k, v in fields.items()},
+        **envhub.native.environment.jax_kwargs(limit, native="episode_length"),
     }
 
 

@@ -66,8 +66,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     limit = fields.pop("max_steps", None)
     table = {
         "params": envhub.Kwarg(type(params) | None, None, "xminigrid EnvParams replacing the defaults"),
-        **{k: envhub.Kwarg(envhub.kwargs.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
-        **envhub.jax_env.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
+        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
+        **envhub.native.environment.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
     }
     if "ruleset" not in fields:
         why = "rulesets apply to the XLand-MiniGrid-* environments; this MiniGrid one has a fixed task"

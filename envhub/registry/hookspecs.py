@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import pluggy
 
 if TYPE_CHECKING:
-    from envhub.env import Environment
+    from envhub.core.env import Environment
 
 hookspec = pluggy.HookspecMarker("envhub")
 hookimpl = pluggy.HookimplMarker("envhub")
@@ -65,7 +65,7 @@ def envhub_register_envs(register: RegisterEnv) -> None:
     ``check_options`` sets ``envhub.testing.Options`` fields used by ``envhub check`` and the kit,
     e.g. ``{"time_limit_kwarg": "max_steps_in_episode"}``. ``kwargs`` declares the keyword arguments
     ``make`` may pass: ``{name: envhub.Kwarg(type, default, doc)}``, or a callable returning that
-    (called by ``make``, so it may import the backend); without it, the factory's signature (see ``envhub.kwargs``).
+    (called by ``make``, so it may import the backend); without it, the factory's signature (see ``envhub.core.kwargs``).
     """
 
 

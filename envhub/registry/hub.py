@@ -18,9 +18,8 @@ from typing import Any
 
 import pluggy
 
-from envhub import hookspecs, plugin_api
-from envhub.arguments import positive_int
-from envhub.env import Environment, validate_actions_value
+from envhub.core.arguments import positive_int
+from envhub.core.env import Environment, validate_actions_value
 from envhub.errors import (
     BackendNotInstalledError,
     DuplicatePrefixError,
@@ -29,9 +28,10 @@ from envhub.errors import (
     PluginLoadError,
     UnknownEnvError,
 )
-from envhub.hook_probe import probe
-from envhub.kwargs import check as check_kwargs
-from envhub.loading import (
+from envhub.registry import hookspecs, plugin_api
+from envhub.registry.hook_probe import probe
+from envhub.registry.kwargs_check import check as check_kwargs
+from envhub.registry.loading import (
     AUTOLOAD_SWITCH,
     PLUGIN_FAULTS,
     SELECT_SWITCH,
@@ -42,10 +42,10 @@ from envhub.loading import (
     switches,
     unknown_backend,
 )
-from envhub.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements
-from envhub.plugin_api import normalize as _normalize
-from envhub.specs import BackendStatus, EnvSpec, split_id
-from envhub.specs import check_prefix as _check_prefix
+from envhub.registry.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements
+from envhub.registry.plugin_api import normalize as _normalize
+from envhub.registry.specs import BackendStatus, EnvSpec, split_id
+from envhub.registry.specs import check_prefix as _check_prefix
 
 ENTRY_POINT_GROUP = "envhub.backends"
 
@@ -239,7 +239,7 @@ class Registry:
         if spec.batching == "vmap" and num_envs is not None:
             env = VmapEnvironment(env, num_envs)
         if mesh is not None:
-            from envhub.sharding import shard
+            from envhub.wrappers.sharding import shard
 
             env = shard(env, mesh)
         return env
@@ -252,7 +252,7 @@ class Registry:
         """The status of every known backend; importing each plugin module, never a backend library.
 
         A hook that raises shows as status ``error``. ``envhub_register_envs`` runs up to its first import of
-        a library not loaded yet (``envhub.hook_probe``): a hook that raises after importing its backend shows
+        a library not loaded yet (``envhub.registry.hook_probe``): a hook that raises after importing its backend shows
         only once seen failing, or with ``deep=True``, which runs every hook in full (importing the libraries).
         """
         rows = []

@@ -13,11 +13,11 @@ import re
 from importlib import metadata
 from typing import Any
 
-from envhub._version import __version__
 from envhub.errors import BackendNotInstalledError, EnvhubError, PluginIncompatibleError, PluginLoadError
-from envhub.hookspecs import API_ATTRIBUTE, WRAP_ATTRIBUTE, WrapObject
+from envhub.registry.hookspecs import API_ATTRIBUTE, WRAP_ATTRIBUTE, WrapObject
+from envhub.version import __version__
 
-#: The plugin API this core implements (the hooks of ``envhub.hookspecs``).
+#: The plugin API this core implements (the hooks of ``envhub.registry.hookspecs``).
 PLUGIN_API = 1
 #: Every plugin API this core can load.
 SUPPORTED_APIS: tuple[int, ...] = (1,)

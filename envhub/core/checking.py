@@ -1,6 +1,6 @@
 """Where action values are checked, and how: the one home of that rule.
 
-The rule itself (what is invalid, in which words) is ``envhub.action_check``. ``validate_actions``
+The rule itself (what is invalid, in which words) is ``envhub.core.action_check``. ``validate_actions``
 (``True``, ``"strict"`` or ``False``) lives on the innermost env of a chain; the outermost wrapper's
 ``step`` checks once (``outermost_check``), against its own action space:
 
@@ -21,24 +21,26 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
-import itertools
-import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import checkify as checkify_internals
 from jax.experimental import checkify
 
-from envhub import action_check, spaces
-from envhub.action_check import VALUES_FIX, any_invalid, invalid_mask, leaves_to_check, value_range
+from envhub import spaces
+from envhub.core import action_check
+from envhub.core.action_check import VALUES_FIX, any_invalid, invalid_mask, leaves_to_check, value_range
 from envhub.errors import ActionError, InvalidArgumentError
 
-if TYPE_CHECKING:
-    from envhub.env import Environment
+
+class Checked(Protocol):
+    """What the checks read of an environment (``envhub.Environment`` has it): the innermost env."""
+
+    @property
+    def unwrapped(self) -> Any: ...
+
 
 #: ``validate_actions="strict"``: also a hard stop inside ``jit`` (a host callback; docs/errors.md).
 STRICT = "strict"
@@ -63,7 +65,7 @@ def validate_actions_value(value: Any) -> bool | str:
 
 
 @contextlib.contextmanager
-def outermost_check(env: Environment[Any, Any, Any]) -> Iterator[bool | str]:
+def outermost_check(env: Checked) -> Iterator[bool | str]:
     """Yield the ``validate_actions`` mode this ``step`` checks with (``False``: an outer wrapper or the
     caller checks, or checks are off); inside, the inner envs' steps skip the check."""
     root = env.unwrapped
@@ -81,17 +83,18 @@ def outermost_check(env: Environment[Any, Any, Any]) -> Iterator[bool | str]:
 
 
 @contextlib.contextmanager
-def values_checked_by_caller(env: Environment[Any, Any, Any]) -> Iterator[None]:
+def values_checked_by_caller(env: Checked) -> Iterator[None]:
     """Inside, ``env``'s steps skip every value check: the caller checks the values on the host
-    (``envhub.action_check.host_value_checker``), e.g. an export stepping from Python."""
+    (``envhub.core.action_check.host_value_checker``), e.g. an export stepping from Python."""
     tokens = _VALIDATING.set(env.unwrapped), _CALLER_CHECKS.set(env.unwrapped)
     try:
         yield
     finally:
-        _VALIDATING.reset(tokens[0]), _CALLER_CHECKS.reset(tokens[1])
+        _VALIDATING.reset(tokens[0])
+        _CALLER_CHECKS.reset(tokens[1])
 
 
-def checks_values_on_host(env: Environment[Any, Any, Any]) -> bool:
+def checks_values_on_host(env: Checked) -> bool:
     """Whether a host environment's traced ``step`` checks action values inside its own host callback
     (where the check is free): yes unless ``validate_actions=False`` or the caller checks them."""
     root = env.unwrapped
@@ -116,7 +119,7 @@ def check_values(env_id: str, space: spaces.Space, action: Any, *, hard_stop: bo
             raise ActionError(env_id, problem, space, fix=VALUES_FIX)
         return action
     reporting = _reporting()
-    if not hard_stop and reporting != _STOP:
+    if not hard_stop and reporting != STOP:
         if reporting:
             for path, sub, index in parts:
                 _debug_check(env_id, space, path, sub, leaves[index])
@@ -153,75 +156,12 @@ def _debug_check(env_id: str, space: spaces.Space, path: str, sub: spaces.Space,
     checkify.debug_check(~jnp.any(bad), message, **args)
 
 
-def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``jax.jit(fn)`` with the in-jit action checks on: an invalid action value raises ``ActionError``.
-
-    ``fn`` runs as ``jax.jit(checkify.checkify(fn, errors=checkify.user_checks))``, traced inside
-    ``report_in_jit()``; after each call the first failed check is raised: an ``ActionError`` (same
-    message as eagerly) for an action value, checkify's own error for any other user check. The
-    program stays pure XLA; the cost is the reductions and the error outputs
-    (``benchmarks/action_validation.py``).
-    """
-    if not callable(fn):
-        raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
-    run = jax.jit(checkify.checkify(fn, errors=checkify.user_checks))
-    stop = jax.jit(fn)
-    checkify_works = [True]
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if checkify_works[0]:
-            try:
-                with report_in_jit(), _checkify_codes_from_one():
-                    error, out = run(*args, **kwargs)
-            except ValueError as exc:
-                if "batched while" not in str(exc):
-                    raise
-                checkify_works[0] = False
-            else:
-                message = error.get()
-                if message is not None:
-                    if message.startswith(ActionError.PREFIX):
-                        raise ActionError.from_message(message.removesuffix(_CHECKIFY_SUFFIX))
-                    error.throw()
-                return out
-        # checkify cannot transform a jax.vmap of a while loop (a batched brax or MuJoCo step): the
-        # checks become the strict hard stop for this function, and its error is raised as ours
-        with report_in_jit(_STOP):
-            try:
-                return stop(*args, **kwargs)
-            except (jax.errors.JaxRuntimeError, ValueError, RuntimeError) as exc:  # JAX wraps the callback's
-                text = str(exc)
-                if ActionError.PREFIX not in text:
-                    raise
-                message = ActionError.PREFIX + text.split(ActionError.PREFIX, 1)[1].split("\n", 1)[0]
-                raise ActionError.from_message(message) from None
-
-    return call
-
-
-_CODES = threading.Lock()
-
-
-@contextlib.contextmanager
-def _checkify_codes_from_one() -> Iterator[None]:
-    """Number checkify's checks from 1 in this trace: jax 0.10 takes each check's code (a constant in the
-    program) from a process-wide counter, so a program would miss JAX's persistent cache in another process."""
-    with _CODES:
-        process_wide = getattr(checkify_internals, "next_code", None)
-        checkify_internals.next_code = itertools.count(1).__next__  # harmless where jax no longer reads it
-        try:
-            yield
-        finally:
-            checkify_internals.next_code = process_wide
-
-
 # Whether traced steps add the checkify checks. A jax.make_user_context (jax >= 0.7) is part of jit's
 # cache key, so a function traced outside report_in_jit() is traced again inside it; older jax gets
 # only the context variable (a jitted function traced outside is then reused without the checks).
 _REPORT: Any = jax.make_user_context(default_value=False) if hasattr(jax, "make_user_context") else None
 _REPORT_VAR: contextvars.ContextVar[bool | str] = contextvars.ContextVar("envhub_report_in_jit", default=False)
-_STOP = "stop"  # report_in_jit(_STOP): the checks are the strict hard stop (envhub.checked's fallback)
+STOP = "stop"  # report_in_jit(STOP): the checks are the strict hard stop (envhub.checked's fallback)
 
 
 def _reporting() -> bool | str:
@@ -243,7 +183,8 @@ def report_in_jit(how: bool | str = True) -> Iterator[None]:
 
 
 #: What checkify appends to a failed ``debug_check``'s message.
-_CHECKIFY_SUFFIX = " (`check` failed)"
+#: What checkify appends to a failed ``debug_check``'s message (``checked`` strips it).
+CHECKIFY_SUFFIX = " (`check` failed)"
 
 
 def _braces(text: str) -> str:
@@ -288,9 +229,11 @@ def _(axis_size: int, in_batched: list[bool], pred: jax.Array) -> tuple[jax.Arra
 
 
 __all__ = [
+    "CHECKIFY_SUFFIX",
+    "STOP",
     "STRICT",
+    "Checked",
     "check_values",
-    "checked",
     "checks_values_on_host",
     "outermost_check",
     "report_in_jit",

@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 
-from envhub.tree import select
+from envhub.core.tree import select
 
 S = TypeVar("S")
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
-from envhub.exporting import register_types
-from envhub.types import TimeStep
+from envhub.core.exporting import register_types
+from envhub.core.types import TimeStep
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
-    from envhub.env import Environment
+    from envhub.core.env import Environment
 
 Policy = Callable[[jax.Array, Any], Any]
 

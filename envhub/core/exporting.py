@@ -6,7 +6,7 @@ it was not told how to name (a backend's state class, ``TimeStep``, a wrapper's 
 NamedTuple by name, any other node type by ``module.qualname`` with its auxiliary data pickled (only
 deserialize exports you trust, as with any pickle). ``Environment.init`` calls it on what it returns
 and on the action space's structure, so every env's state, TimeStep and actions are covered;
-``envhub.rollout``'s ``Trajectory`` and ``Transition`` are registered when it is imported. A process
+``envhub.tools.rollout``'s ``Trajectory`` and ``Transition`` are registered when it is imported. A process
 that deserializes such an export must have registered the same types: ``make`` the env and ``init`` it
 once, or call ``register_for_export`` on a tree of the same structure.
 """

@@ -9,13 +9,14 @@ import jax
 import jax.numpy as jnp
 
 from envhub import spaces
-from envhub.action_check import check_action
-from envhub.checking import STRICT, check_values, checks_values_on_host, outermost_check, validate_actions_value
-from envhub.checking import values_checked_by_caller as values_checked_by_caller
+from envhub.core.action_check import check_action
+from envhub.core.checking import STRICT, check_values, checks_values_on_host, outermost_check, validate_actions_value
+from envhub.core.checking import values_checked_by_caller as values_checked_by_caller
+from envhub.core.drawing import checked_frames, drawable_index
+from envhub.core.exporting import register_for_export
+from envhub.core.tree import select
+from envhub.core.types import TimeStep
 from envhub.errors import ClosedEnvironmentError
-from envhub.exporting import register_for_export
-from envhub.tree import select
-from envhub.types import TimeStep
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; the core depends on jax, numpy and pluggy only
     from typing_extensions import Self
@@ -96,7 +97,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """Return a new ``(state, timestep)`` from scratch."""
         self._check_open("init")
         out = self._init(key)
-        register_for_export(out)  # so jax.export can serialize programs over them (envhub.exporting)
+        register_for_export(out)  # so jax.export can serialize programs over them (envhub.core.exporting)
         space = self.action_space
         if isinstance(space, spaces.Tree):
             register_for_export(space.treedef)
@@ -127,7 +128,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         The action's structure, shape and dtype are checked at trace time; its values (out-of-range
         discrete values, non-finite floats) once per call, by the outermost wrapper, unless
         ``validate_actions`` is off: eagerly at once; inside ``jit`` only when asked (``envhub.checked``),
-        or as a hard stop with ``validate_actions="strict"``; see ``envhub.checking`` and docs/errors.md.
+        or as a hard stop with ``validate_actions="strict"``; see ``envhub.core.checking`` and docs/errors.md.
         """
         self._check_open("step")
         action = check_action(self.id, self.action_space, action)
@@ -137,7 +138,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
             return self._step(key, state, action)
 
     def render(self, state: State, index: int | None = None) -> Any:
-        """Draw a concrete (not traced) ``state`` as uint8 RGB frames; see ``envhub.render``.
+        """Draw a concrete (not traced) ``state`` as uint8 RGB frames; see ``envhub.tools.render``.
 
         Returns ``(H, W, 3)``, or ``(N, H, W, 3)`` for a batched env; ``index=i`` draws only env ``i``.
 
@@ -145,9 +146,10 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
             RenderError: the backend cannot draw, or ``state`` is traced (render outside ``jit``).
             ClosedEnvironmentError: after ``close()``; StaleStateError: an old host state.
         """
-        from envhub.render import render
-
-        return render(self, state, index)
+        if self.closed:
+            raise ClosedEnvironmentError(self.id, "render")
+        index = drawable_index(self.id, self.num_envs, state, index)
+        return checked_frames(self.id, self._render(state, index), batched=self.num_envs is not None and index is None)
 
     @property
     def single_action_space(self) -> spaces.Space:
@@ -208,8 +210,8 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         self.close()
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        """Pickle: an env from ``envhub.make`` as its id and kwargs, a wrapper as its fields (``envhub.pickling``)."""
-        from envhub.pickling import reduce_env
+        """Pickle: an env from ``envhub.make`` as its id and kwargs, a wrapper as its fields (``envhub.core.pickling``)."""
+        from envhub.core.pickling import reduce_env
 
         return reduce_env(self, protocol)
 

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from envhub import spaces
-from envhub.env import Environment
+from envhub.core.env import Environment
 
 
 class CheckFailure(AssertionError):

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 from jax.sharding import Mesh
 
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.wrappers.sharded import ShardedEnvironment  # its home; re-exported here, where it lived first
 
 

@@ -1,8 +1,8 @@
 """Host environments: CPU environments living in this process, behind the functional API, inside jit, scan and vmap.
 
 A ``HostEnvironment`` keeps its live host environments on the host; the JAX-side state is only
-``HostState(handle, version)``. ``envhub._host_bridge`` runs the calls: directly when called eagerly,
-through one shared host callback (``envhub.host_callback``) when traced, one host env per mapped
+``HostState(handle, version)``. ``envhub.host.bridge`` runs the calls: directly when called eagerly,
+through one shared host callback (``envhub.host.callback``) when traced, one host env per mapped
 state under ``jax.vmap``.
 
 To write one, subclass ``HostEnvironment``, pass the spaces (and the ``info`` structure) to its
@@ -21,10 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub._host_bridge import HostBridge
-from envhub.env import Environment, SpacesOfOne, checks_values_on_host
+from envhub.core.env import Environment, SpacesOfOne, checks_values_on_host
+from envhub.core.types import HostState, HostStep, TimeStep
 from envhub.errors import EnvhubError, RenderError
-from envhub.types import HostState, HostStep, TimeStep
+from envhub.host.bridge import HostBridge
 
 
 def key_to_seeds(key: jax.Array, n: int) -> jax.Array:

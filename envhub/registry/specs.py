@@ -24,7 +24,7 @@ class EnvSpec:
     description: str = ""
     #: Fields of ``envhub.testing.Options`` for this env (e.g. its time-limit kwarg).
     check_options: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
-    #: The kwargs it accepts (``envhub.kwargs``): names to ``envhub.Kwarg``, a callable returning them, or None.
+    #: The kwargs it accepts (``envhub.core.kwargs``): names to ``envhub.Kwarg``, a callable returning them, or None.
     kwargs: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     @property

@@ -25,7 +25,7 @@ def measure(
     on_repeat: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Time one configuration; ``make_env(num_envs)`` builds the env (closed afterwards)."""
-    from envhub.rollout import random_policy, rollout
+    from envhub.tools.rollout import random_policy, rollout
 
     with make_env(num_envs) as env:
         policy = random_policy(env)

@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any
 
-from envhub.env import Environment
+from envhub.core.env import Environment
 from envhub.errors import EnvhubError, PluginLoadError, UnknownBackendError
-from envhub.factory_errors import refusal
-from envhub.plugin_api import missing_error, plugin_install_line
-from envhub.specs import BATCHING_MODES, EnvSpec
+from envhub.registry.factory_errors import refusal
+from envhub.registry.plugin_api import missing_error, plugin_install_line
+from envhub.registry.specs import BATCHING_MODES, EnvSpec
 
 #: What a plugin may raise that must not escape it: every ``Exception`` and ``SystemExit`` (not ``KeyboardInterrupt``).
 PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
@@ -51,7 +51,7 @@ def call_hook(prefix: str, origin: str, entry_point: Any, hook: str, caller: Cal
 def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) -> Environment[Any, Any, Any]:
     """``spec.factory(**kwargs)``; an envhub error naming the plugin, the environment and the cause if it fails.
 
-    A refusal of the user's arguments keeps the class the factory raised (``envhub.factory_errors``); any
+    A refusal of the user's arguments keeps the class the factory raised (``envhub.registry.factory_errors``); any
     other exception is the plugin's fault, a ``PluginLoadError``.
     """
     assert spec.factory is not None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from envhub import pickling
-from envhub.env import Environment
-from envhub.registry import Registry
-from envhub.specs import BackendStatus, EnvSpec
+from envhub.core import pickling
+from envhub.core.env import Environment
+from envhub.registry.hub import Registry
+from envhub.registry.specs import BackendStatus, EnvSpec
 
 _default: Registry | None = None
 

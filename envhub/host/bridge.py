@@ -16,20 +16,19 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from envhub import host_callback, spaces
-from envhub.action_check import host_value_checker
+from envhub import spaces
+from envhub.core.action_check import host_value_checker
+from envhub.core.types import HostState, HostStep, TimeStep, truncated_unless_terminated
 from envhub.errors import ClosedEnvironmentError, EnvhubError, HostEnvError, HostVmapError, StaleStateError
-from envhub.types import HostState, HostStep, TimeStep, truncated_unless_terminated
-
-if TYPE_CHECKING:
-    from envhub.host import HostEnvironment
+from envhub.host import callback as host_callback
+from envhub.host.hooks import HostHooks
 
 # Bridges by uid, held weakly: the traced callback finds its bridge here.
 _BRIDGES: weakref.WeakValueDictionary[int, HostBridge] = weakref.WeakValueDictionary()
@@ -69,7 +68,7 @@ class _Table:
 class HostBridge:
     """Runs ``init``/``reset``/``reset_where``/``step`` of one ``HostEnvironment`` on its host envs."""
 
-    def __init__(self, env: HostEnvironment):
+    def __init__(self, env: HostHooks):
         self.env_ref = weakref.ref(env)
         self._last_id = "host env"
         self.uid = next(_uids)
@@ -104,14 +103,14 @@ class HostBridge:
         traced = self._traced(op, len(env._env_shape()), env.id, check_values and op == "step")
         return traced(np.int32(self.uid), handle, step, payload)
 
-    def _env(self, op: str) -> HostEnvironment:
+    def _env(self, op: str) -> HostHooks:
         env = self.env_ref()
         if env is None:
             raise ClosedEnvironmentError(self.env_id(), op)
         return env
 
     def value_checker(self) -> Callable[[Any], None]:
-        """The host-side check of one call's action (``envhub.action_check.host_value_checker``), built once."""
+        """The host-side check of one call's action (``envhub.core.action_check.host_value_checker``), built once."""
         if self._value_checker is None:
             env = self._env("step")
             self._value_checker = host_value_checker(env.id, env.action_space)
@@ -207,7 +206,7 @@ class HostBridge:
             *(info.get(k, 0) for k in info_keys),
         ]
 
-    def _new_slot(self, env: HostEnvironment) -> tuple[int, _Slot]:
+    def _new_slot(self, env: HostHooks) -> tuple[int, _Slot]:
         host, self.table.spare = self.table.spare, None
         if host is None:
             try:
@@ -238,7 +237,7 @@ class HostBridge:
         return h, slot
 
 
-def result_struct(env: HostEnvironment, batch: tuple[int, ...]) -> Any:
+def result_struct(env: HostHooks, batch: tuple[int, ...]) -> Any:
     """ShapeDtypeStructs of ``(HostState, TimeStep)`` with leading ``batch`` (vmap) axes."""
     lead = (*batch, *env._env_shape())
 
@@ -256,7 +255,7 @@ def result_struct(env: HostEnvironment, batch: tuple[int, ...]) -> Any:
     return HostState(sds((), jnp.int32), sds((), jnp.int32)), ts
 
 
-def _with_env_axis(env: HostEnvironment, action: Any) -> Any:
+def _with_env_axis(env: HostHooks, action: Any) -> Any:
     """Give the action a leading axis of ``n`` (unbatched envs have none)."""
     if env.num_envs is not None:
         return action if isinstance(action, np.ndarray) else jax.tree.map(np.asarray, action)

@@ -5,7 +5,7 @@ rule for values is the same everywhere: an out-of-range ``Discrete``/``MultiDisc
 non-finite value in a float ``Box`` is an ``ActionError`` (out-of-bounds finite ``Box`` values are
 left to the backend, which clips them). ``value_problem`` words it; ``host_value_checker`` applies
 it to actions on the host. Where values are checked (eagerly, in jit, on the host) is
-``envhub.checking``.
+``envhub.core.checking``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
 
 def host_value_checker(env_id: str, space: spaces.Space) -> Callable[[Any], None]:
     """``check_values`` for actions still on the host, before a program traced under
-    ``envhub.env.values_checked_by_caller`` runs them; built once per space (the exports call it per
+    ``envhub.core.env.values_checked_by_caller`` runs them; built once per space (the exports call it per
     step, a few microseconds). An action ``check_action`` refuses while tracing (structure, dtype) is
     left to it. The returned function raises ``ActionError`` with the same message as inside ``jit``.
     """
@@ -158,4 +158,3 @@ __all__ = [
     "value_problem",
     "value_range",
 ]
-

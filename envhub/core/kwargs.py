@@ -1,4 +1,4 @@
-"""The keyword arguments ``make`` passes to a backend: declared per environment, checked before the factory runs.
+"""The keyword arguments ``make`` passes to a backend, declared per environment (``registry.kwargs_check`` checks them).
 
 A plugin declares what an environment accepts with ``register(name, factory, kwargs=...)``: names to
 ``Kwarg`` (type, default, doc), or a callable returning them, called by ``make`` (so it may import the
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
-import difflib
 import enum
 import inspect
 import os
@@ -23,10 +22,6 @@ import types
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal
-
-from envhub.errors import EnvhubError, EnvKwargsError, PluginLoadError
-from envhub.loading import PLUGIN_FAULTS
-from envhub.specs import EnvSpec
 
 #: The make kwarg that sets the time limit on every first-party backend (native names are aliases).
 TIME_LIMIT_KWARG = "max_episode_steps"
@@ -59,7 +54,9 @@ class Kwarg:
 MAKE_KWARGS: dict[str, Kwarg] = {
     "num_envs": Kwarg(int | None, None, "batch size; None for one environment"),
     "mesh": Kwarg(Any, None, "a one-axis jax.sharding.Mesh sharding the batch"),
-    "validate_actions": Kwarg(bool | Literal["strict"], True, "check action values in step (\"strict\": also stop in jit)"),
+    "validate_actions": Kwarg(
+        bool | Literal["strict"], True, 'check action values in step ("strict": also stop in jit)'
+    ),
 }
 #: Names envhub itself sets, refused wherever an environment's declaration does not accept them.
 ENVHUB_OWNED: dict[str, Kwarg] = {
@@ -208,51 +205,6 @@ def _hints(fn: Any) -> dict[str, Any]:
     return out
 
 
-def accepted(spec: EnvSpec, origin: str = "") -> dict[str, Kwarg] | None:
-    """What ``spec`` accepts: its plugin's declaration, else its factory's signature; None if it takes anything."""
-    declared = spec.kwargs
-    if declared is None:
-        if spec.factory is None:
-            return None
-        found, more = from_signature(spec.factory, ("num_envs",) if spec.batching == "native" else ())
-        return None if more else found
-    try:
-        declared = declared() if callable(declared) else declared
-        if not isinstance(declared, Mapping) or not all(isinstance(v, Kwarg) for v in declared.values()):
-            raise TypeError(f"its kwargs declaration is {declared!r:.60}, not a mapping of names to envhub.Kwarg")
-    except EnvhubError:
-        raise
-    except PLUGIN_FAULTS as exc:
-        raise PluginLoadError(spec.prefix, origin or spec.prefix, exc, f"declaring the kwargs of {spec.id!r}") from exc
-    return dict(declared)
-
-
-def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
-    """Raise ``EnvKwargsError`` for the first kwarg ``spec`` does not accept: unknown, refused or of the wrong type."""
-    table = accepted(spec, origin) if kwargs else None
-    if table is None:
-        return
-    for name, value in kwargs.items():
-        decl = table.get(name) or (None if OTHERS in table else ENVHUB_OWNED.get(name))
-        if decl is None:
-            if OTHERS in table:
-                continue
-            close = difflib.get_close_matches(name, [n for n in table if n != OTHERS], n=2, cutoff=0.6)
-            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-            problem = f"unknown keyword argument {name}={_short(value)}{hint}"
-        elif decl.refused:
-            problem = f"keyword argument {name}={_short(value)} is refused: {decl.refused}"
-        elif not matches(value, decl.type):
-            problem = f"{name}={_short(value)} ({type(value).__name__}) is not {describe(decl.type)}"
-        elif decl.alias_of and decl.alias_of in kwargs:
-            target = f"{decl.alias_of}={_short(kwargs[decl.alias_of])}"
-            problem = f"{name}={_short(value)} and {target} both given ({name} is an alias): pass only {decl.alias_of}"
-        else:
-            continue
-        fix = f"{spec.id} accepts {listing(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
-        raise EnvKwargsError(spec.id, problem, fix, name)
-
-
 def listing(table: Mapping[str, Kwarg]) -> str:
     """``name: type = default`` of every accepted kwarg, on one line (aliases next to what they alias)."""
     aliases: dict[str, list[str]] = {}
@@ -271,11 +223,12 @@ def listing(table: Mapping[str, Kwarg]) -> str:
 
 def describe_one(name: str, kw: Kwarg) -> str:
     """``name: type = default`` (no ``= ...`` when it has no default)."""
-    default = "" if kw.default is REQUIRED else f" = {_short(kw.default)}"
+    default = "" if kw.default is REQUIRED else f" = {short_repr(kw.default)}"
     return f"{name}: {describe(kw.type)}{default}"
 
 
-def _short(value: Any, width: int = 40) -> str:
+def short_repr(value: Any, width: int = 40) -> str:
+    """``repr(value)`` on one line, cut to ``width`` characters."""
     text = " ".join(repr(value).split())
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -287,13 +240,12 @@ __all__ = [
     "REQUIRED",
     "TIME_LIMIT_KWARG",
     "Kwarg",
-    "accepted",
-    "check",
     "describe",
     "describe_one",
     "from_signature",
     "infer_type",
     "listing",
     "matches",
+    "short_repr",
     "time_limit_kwargs",
 ]

@@ -17,60 +17,19 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from envhub.arguments import positive_int
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError, RenderError
-from envhub.plugin_api import compatible_core_range
-from envhub.rollout import Policy
+from envhub.core.arguments import positive_int
+from envhub.errors import InvalidArgumentError, MissingDependencyError, RenderError
+from envhub.registry.plugin_api import compatible_core_range
+from envhub.tools.rollout import Policy
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
-    from envhub.env import Environment
+    from envhub.core.env import Environment
 
 #: The file types ``record`` writes, by extension.
 FORMATS = (".gif", ".mp4", ".html")
 # Always with the range: a bare "envhub[...]" could pick PyPI's unrelated envhub 1.x (docs/install.md).
 _RENDER_EXTRA = f'pip install "envhub[render]{compatible_core_range()}", or: pip install imageio'
 _VIDEO_EXTRA = f'pip install "envhub[video]{compatible_core_range()}", or: pip install imageio imageio-ffmpeg'
-
-
-def render(env: Environment[Any, Any, Any], state: Any, index: int | None = None) -> np.ndarray:
-    """Draw a concrete ``state`` of ``env`` as uint8 RGB: ``(H, W, 3)``, batched ``(N, H, W, 3)``.
-
-    ``index=i`` draws only environment ``i`` of a batch (``(H, W, 3)``).
-
-    Raises:
-        RenderError: ``state`` is traced, or the backend cannot draw it (the message says why).
-        ClosedEnvironmentError: ``env`` was closed.
-        InvalidArgumentError: ``index`` is out of range, or given for an unbatched env.
-    """
-    if env.closed:
-        raise ClosedEnvironmentError(env.id, "render")
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(state)):
-        raise RenderError(
-            env.id,
-            "the state is traced (render was called inside jax.jit, vmap or scan), and drawing needs concrete values",
-            "call env.render(state) outside jit on a state a jitted function returned",
-        )
-    if index is not None:
-        limit = env.num_envs
-        if (
-            limit is None
-            or isinstance(index, bool)
-            or not isinstance(index, (int, np.integer))
-            or not 0 <= index < limit
-        ):
-            rule = "the env is not batched, so leave index out" if limit is None else f"use 0 <= index < {limit}"
-            raise InvalidArgumentError(f"render index={index!r} for {env.id!r} is out of range: {rule}.")
-        index = int(index)
-    frames = np.asarray(env._render(state, index))
-    batched = env.num_envs is not None and index is None
-    want = 4 if batched else 3
-    if frames.dtype != np.uint8 or frames.ndim != want or frames.shape[-1] != 3:
-        raise RenderError(
-            env.id,
-            f"its backend returned {frames.dtype}{list(frames.shape)}, not uint8 RGB of rank {want}",
-            "report this to the plugin's authors",
-        )
-    return frames
 
 
 def record(
@@ -115,7 +74,7 @@ def record(
     batched_index = None if env.num_envs is None else index
 
     def draw(state: Any) -> np.ndarray:
-        return render(env, state, batched_index)
+        return env.render(state, batched_index)
 
     if env.is_jax_native:
         states = _scan_states(env, policy, key, steps)
@@ -239,4 +198,4 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
     return mp4
 
 
-__all__ = ["FORMATS", "check_path", "record", "render", "use_egl_when_headless", "use_silent_sdl_drivers"]
+__all__ = ["FORMATS", "check_path", "record", "use_egl_when_headless", "use_silent_sdl_drivers"]

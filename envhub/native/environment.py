@@ -4,7 +4,7 @@ A backend describes one environment with two pure functions, ``_reset_one(key) -
 ``_step_one(key, state, action) -> JaxStep`` (no auto-reset, no batch), and its two single spaces.
 The base does the rest, once for every backend: the batch (``num_envs``: ``vmap`` inside, one key
 in), the episode step counter and time limit (``max_episode_steps``, reported as truncation), the
-flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``envhub.resets``:
+flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``envhub.native.resets``:
 only when some env is done, also under ``jax.vmap``), weak types cast away so ``jit(step)`` traces
 once, and zero ``info`` at init and reset with the structure of a step's.
 """
@@ -18,13 +18,14 @@ from typing import Any, Generic, Literal, TypeVar
 import jax
 import jax.numpy as jnp
 
-from envhub import resets, spaces
-from envhub.arguments import positive_int
-from envhub.env import Environment, SpacesOfOne
+from envhub import spaces
+from envhub.core.arguments import positive_int
+from envhub.core.env import Environment, SpacesOfOne
+from envhub.core.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
+from envhub.core.tree import select
+from envhub.core.types import JaxStep, TimeStep
 from envhub.errors import InvalidArgumentError
-from envhub.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
-from envhub.tree import select
-from envhub.types import JaxStep, TimeStep
+from envhub.native import resets
 
 S = TypeVar("S")
 Obs = TypeVar("Obs")
@@ -41,7 +42,7 @@ class JaxState(Generic[S]):
         env: The backend's own state.
         steps: int32 steps taken in the current episode.
         first: ``reset_mode="cached"`` only: ``(env, obs)`` every episode restarts from; else ``None``.
-        spares: ``reset_spares`` only: spare initial ``(env, obs)`` pairs (``envhub.resets.Spares``); else ``None``.
+        spares: ``reset_spares`` only: spare initial ``(env, obs)`` pairs (``envhub.native.resets.Spares``); else ``None``.
     """
 
     env: S
@@ -66,10 +67,10 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         reset_mode: ``"real"``: every episode starts from its own reset and key. ``"cached"``: every
             episode restarts from the environment's first state (cheaper; episodes repeat).
         reset_spares: batched real resets only: ``True`` keeps one spare initial state per environment
-            (``envhub.resets.reset_from_spares``; default), ``False`` resets the finished ones on
-            the step they end (``envhub.resets.reset_done``).
+            (``envhub.native.resets.reset_from_spares``; default), ``False`` resets the finished ones on
+            the step they end (``envhub.native.resets.reset_done``).
         reset_chunk: batched resets vmap at most this many environments at a time, the rest in sequence
-            (``envhub.resets.vmap_in_chunks``): for backends whose batched reset grows faster than the batch.
+            (``envhub.native.resets.vmap_in_chunks``): for backends whose batched reset grows faster than the batch.
     """
 
     def __init__(

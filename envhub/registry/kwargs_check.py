@@ -1,0 +1,62 @@
+"""``make``'s keyword arguments against what an environment declares (``core.kwargs``), before its factory runs."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from envhub.core.kwargs import ENVHUB_OWNED, OTHERS, Kwarg, describe, from_signature, listing, matches, short_repr
+from envhub.errors import EnvhubError, EnvKwargsError, PluginLoadError
+from envhub.registry.loading import PLUGIN_FAULTS
+from envhub.registry.specs import EnvSpec
+
+
+def accepted(spec: EnvSpec, origin: str = "") -> dict[str, Kwarg] | None:
+    """What ``spec`` accepts: its plugin's declaration, else its factory's signature; None if it takes anything."""
+    declared = spec.kwargs
+    if declared is None:
+        if spec.factory is None:
+            return None
+        found, more = from_signature(spec.factory, ("num_envs",) if spec.batching == "native" else ())
+        return None if more else found
+    try:
+        declared = declared() if callable(declared) else declared
+        if not isinstance(declared, Mapping) or not all(isinstance(v, Kwarg) for v in declared.values()):
+            raise TypeError(f"its kwargs declaration is {declared!r:.60}, not a mapping of names to envhub.Kwarg")
+    except EnvhubError:
+        raise
+    except PLUGIN_FAULTS as exc:
+        raise PluginLoadError(spec.prefix, origin or spec.prefix, exc, f"declaring the kwargs of {spec.id!r}") from exc
+    return dict(declared)
+
+
+def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
+    """Raise ``EnvKwargsError`` for the first kwarg ``spec`` does not accept: unknown, refused or of the wrong type."""
+    table = accepted(spec, origin) if kwargs else None
+    if table is None:
+        return
+    for name, value in kwargs.items():
+        decl = table.get(name) or (None if OTHERS in table else ENVHUB_OWNED.get(name))
+        if decl is None:
+            if OTHERS in table:
+                continue
+            close = difflib.get_close_matches(name, [n for n in table if n != OTHERS], n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            problem = f"unknown keyword argument {name}={short_repr(value)}{hint}"
+        elif decl.refused:
+            problem = f"keyword argument {name}={short_repr(value)} is refused: {decl.refused}"
+        elif not matches(value, decl.type):
+            problem = f"{name}={short_repr(value)} ({type(value).__name__}) is not {describe(decl.type)}"
+        elif decl.alias_of and decl.alias_of in kwargs:
+            target = f"{decl.alias_of}={short_repr(kwargs[decl.alias_of])}"
+            problem = (
+                f"{name}={short_repr(value)} and {target} both given ({name} is an alias): pass only {decl.alias_of}"
+            )
+        else:
+            continue
+        fix = f"{spec.id} accepts {listing(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
+        raise EnvKwargsError(spec.id, problem, fix, name)
+
+
+__all__ = ["accepted", "check"]
