@@ -20,7 +20,7 @@ import numpy as np
 from envhub.core.arguments import positive_int
 from envhub.errors import InvalidArgumentError, MissingDependencyError, RenderError
 from envhub.registry.plugin_api import compatible_core_range
-from envhub.tools.rollout import Policy
+from envhub.tools.rollout import Policy, scan_policy, schedule
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
     from envhub.core.env import Environment
@@ -137,16 +137,7 @@ def _scan_states(env: Environment[Any, Any, Any], policy: Policy, key: jax.Array
     """Every state of the rollout (the first included), leaves leading with time, from one jitted scan."""
 
     def run(key: jax.Array) -> Any:
-        init_key, run_key = jax.random.split(key)
-        state, ts = env.init(init_key)
-
-        def body(carry: Any, step_key: jax.Array) -> Any:
-            state, ts = carry
-            policy_key, env_key = jax.random.split(step_key)
-            state, ts = env.step(env_key, state, policy(policy_key, ts.obs))
-            return (state, ts), state
-
-        _, later = jax.lax.scan(body, (state, ts), jax.random.split(run_key, steps))
+        (state, _), _, later = scan_policy(env, policy, key, steps, keep=lambda state, action, ts: state)
         return jax.tree.map(lambda first, rest: jax.numpy.concatenate([first[None], rest]), state, later)
 
     return jax.device_get(jax.jit(run)(key))
@@ -162,11 +153,11 @@ def _eager_frames(
 ) -> list[np.ndarray]:
     """Step a host env eagerly with the same keys as ``rollout`` and draw each state as it is reached."""
     act = jax.jit(policy)
-    init_key, run_key = jax.random.split(key)
+    init_key, step_keys = schedule(key, steps)
     state, ts = env.init(init_key)
     frames = [draw(state)]
     _tick(on_frame, 0, steps)
-    for t, step_key in enumerate(jax.random.split(run_key, steps)):
+    for t, step_key in enumerate(step_keys):
         policy_key, env_key = jax.random.split(step_key)
         state, ts = env.step(env_key, state, act(policy_key, ts.obs))
         frames.append(draw(state))

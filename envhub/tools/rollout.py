@@ -83,19 +83,11 @@ def rollout(
     Starts from ``start = (state, ts)`` (to continue a previous rollout) or from ``env.init``.
     Returns the last ``(state, ts)`` and the ``Trajectory``.
     """
-    init_key, run_key = jax.random.split(key)
-    state, ts = env.init(init_key) if start is None else start
-
-    def body(carry: tuple[Any, TimeStep[Any]], step_key: jax.Array) -> tuple[tuple[Any, TimeStep[Any]], Any]:
-        state, ts = carry
-        policy_key, env_key = jax.random.split(step_key)
-        action = policy(policy_key, ts.obs)
-        state, new_ts = env.step(env_key, state, action)
-        return (state, new_ts), (action, new_ts)
-
-    (state, last), (actions, steps) = jax.lax.scan(body, (state, ts), jax.random.split(run_key, num_steps))
+    (_, first), (state, last), (actions, steps) = scan_policy(
+        env, policy, key, num_steps, start, keep=lambda state, action, ts: (action, ts)
+    )
     trajectory = Trajectory(
-        obs=jax.tree.map(lambda first, rest: jnp.concatenate([first[None], rest]), ts.obs, steps.obs),
+        obs=jax.tree.map(lambda x, rest: jnp.concatenate([x[None], rest]), first.obs, steps.obs),
         action=actions,
         reward=steps.reward,
         terminated=steps.terminated,
@@ -106,9 +98,43 @@ def rollout(
     return state, last, trajectory
 
 
+def scan_policy(
+    env: Environment[Any, Any, Any],
+    policy: Policy,
+    key: jax.Array,
+    num_steps: int,
+    start: tuple[Any, TimeStep[Any]] | None = None,
+    *,
+    keep: Callable[[Any, Any, TimeStep[Any]], Any],
+) -> tuple[tuple[Any, TimeStep[Any]], tuple[Any, TimeStep[Any]], Any]:
+    """The one rollout loop (``rollout``, ``record``): its keys are ``schedule(key, num_steps)``'s.
+
+    Returns the first and the last ``(state, ts)`` and ``keep(state, action, ts)`` of every step,
+    stacked along time.
+    """
+    init_key, step_keys = schedule(key, num_steps)
+    first = env.init(init_key) if start is None else start
+
+    def body(carry: tuple[Any, TimeStep[Any]], step_key: jax.Array) -> tuple[tuple[Any, TimeStep[Any]], Any]:
+        state, ts = carry
+        policy_key, env_key = jax.random.split(step_key)
+        action = policy(policy_key, ts.obs)
+        state, ts = env.step(env_key, state, action)
+        return (state, ts), keep(state, action, ts)
+
+    last, kept = jax.lax.scan(body, first, step_keys)
+    return first, last, kept
+
+
+def schedule(key: jax.Array, num_steps: int) -> tuple[jax.Array, jax.Array]:
+    """A rollout's init key and its ``num_steps`` step keys; step ``t`` splits its key into (policy, env)."""
+    init_key, run_key = jax.random.split(key)
+    return init_key, jax.random.split(run_key, num_steps)
+
+
 def random_policy(env: Environment[Any, Any, Any]) -> Policy:
     """A policy that samples uniformly from ``env.action_space``."""
     return lambda key, obs: env.action_space.sample(key)
 
 
-__all__ = ["Policy", "Trajectory", "Transition", "random_policy", "rollout"]
+__all__ = ["Policy", "Trajectory", "Transition", "random_policy", "rollout", "scan_policy", "schedule"]
