@@ -1,7 +1,7 @@
 """Plugin API 1 is one module: plugins import envhub only as ``envhub``, ``envhub.plugin``, ``envhub.testing``.
 
 Every ``.py`` under ``plugins/`` (first-party plugins and the template, sources and tests) is parsed;
-any other ``envhub.*`` import fails, named by file and line. Tests may also use the user's public
+any other ``envhub.*`` import (or attribute reached from ``envhub``) fails, named by file and line. Tests may also use the user's public
 ``envhub.wrappers`` and ``envhub.interop``. Every name of ``envhub.plugin.__all__`` exists, is a
 re-export (the module holds no logic), has a docstring where it is a class, function or module, and
 is named in CONTRIBUTING.md's plugin-author section.
@@ -35,6 +35,15 @@ def envhub_import_problems(path: Path, in_tests: bool) -> list[str]:
     where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     problems = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (  # `envhub.core.kwargs.infer_type(...)`: reaching past the surface by attribute, not import
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "envhub"
+            and node.attr not in envhub.__all__
+            and not _allowed(f"envhub.{node.attr}", in_tests)
+        ):
+            problems.append(f"{where}:{node.lineno}: imports envhub.{node.attr} (use envhub.plugin)")
+            continue
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -75,6 +84,8 @@ def test_plugins_import_envhub_only_through_the_plugin_surface():
         ("from envhub.wrappers import select\n", True, []),
         ("import envhub\nfrom envhub import spaces, testing\nfrom envhub.plugin import JaxStep\n", False, []),
         ("from envhub.testing.toy_envs import Corridor\nfrom . import envhub_x\n", True, []),
+        ("import envhub\nx = envhub.core.kwargs.infer_type(1)\n", False, ["3:imports envhub.core"]),
+        ("import envhub\nimport envhub.plugin\nx = envhub.plugin.infer_type(envhub.make)\n", False, []),
     ],
 )
 def test_the_import_check_names_file_and_line(tmp_path, source, in_tests, found):

@@ -9,6 +9,7 @@ import functools
 from typing import Any, Literal
 
 import envhub
+import envhub.plugin
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -64,8 +65,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     return {
         "params": envhub.Kwarg(type(params) | None, None, "craftax EnvParams replacing the defaults"),
         "static_env_params": envhub.Kwarg(doc="craftax StaticEnvParams (world size and the like)"),
-        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "craftax EnvParams field") for k, v in fields.items()},
-        **envhub.native.environment.jax_kwargs(None if limit is None else int(limit), native="max_timesteps"),
+        **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "craftax EnvParams field") for k, v in fields.items()},
+        **envhub.plugin.jax_kwargs(None if limit is None else int(limit), native="max_timesteps"),
         "reset_chunk": envhub.Kwarg(
             int | None | Literal["auto"], "auto", "worlds generated together in batched resets ('auto': 16 on CPU)"
         ),

@@ -10,6 +10,7 @@ import functools
 from typing import Any
 
 import envhub
+import envhub.plugin
 from envhub_envpool.pool import RESERVED
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
@@ -65,10 +66,10 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     from envhub_envpool._shim import import_envpool
 
     config = import_envpool().make_spec(name).config._asdict()
-    infer, limit = envhub.core.kwargs.infer_type, config.pop("max_episode_steps", None)
+    infer, limit = envhub.plugin.infer_type, config.pop("max_episode_steps", None)
     return {
         **{k: envhub.Kwarg(infer(v), v, "envpool config") for k, v in config.items() if k not in RESERVED},
-        envhub.core.kwargs.TIME_LIMIT_KWARG: envhub.Kwarg(int, limit, "steps after which an episode is truncated"),
+        envhub.plugin.TIME_LIMIT_KWARG: envhub.Kwarg(int, limit, "steps after which an episode is truncated"),
         "fast_path": envhub.Kwarg(bool, True, "False forces the host bridge instead of envpool's XLA calls"),
         **{k: envhub.Kwarg(refused=f"envhub sets it: {fix}") for k, fix in RESERVED.items()},
     }

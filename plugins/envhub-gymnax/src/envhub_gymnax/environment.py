@@ -132,9 +132,9 @@ def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     limit = fields.pop("max_steps_in_episode", None)
     return {
         "params": envhub.Kwarg(type(params) | None, None, "gymnax EnvParams replacing the defaults"),
-        **envhub.core.kwargs.from_signature(type(gymnax_env))[0],
-        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "gymnax EnvParams field") for k, v in fields.items()},
-        **envhub.core.kwargs.time_limit_kwargs(limit, native="max_steps_in_episode"),
+        **envhub.plugin.from_signature(type(gymnax_env))[0],
+        **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "gymnax EnvParams field") for k, v in fields.items()},
+        **envhub.plugin.time_limit_kwargs(limit, native="max_steps_in_episode"),
     }
 
 

@@ -9,6 +9,7 @@ import functools
 from typing import Any
 
 import envhub
+import envhub.plugin
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -58,7 +59,7 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     from jumanji import registration
 
     spec = registration._REGISTRY[name]  # what jumanji.make reads
-    table, _ = envhub.core.kwargs.from_signature(registration.load(spec.entry_point))
+    table, _ = envhub.plugin.from_signature(registration.load(spec.entry_point))
     limit = table.pop("time_limit", None)
     default = None if limit is None or not isinstance(limit.default, int) else limit.default
-    return {**table, **envhub.native.environment.jax_kwargs(default, native="time_limit" if limit else "")}
+    return {**table, **envhub.plugin.jax_kwargs(default, native="time_limit" if limit else "")}

@@ -14,6 +14,7 @@ import functools
 from typing import Any
 
 import envhub
+import envhub.plugin
 from envhub.plugin import use_egl_when_headless
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
@@ -79,8 +80,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
         ),
         "config": envhub.Kwarg(doc="a playground ConfigDict replacing the defaults"),
         "config_overrides": envhub.Kwarg(dict | None, None, "nested config overrides"),
-        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "playground config field") for k, v in fields.items()},
-        **envhub.native.environment.jax_kwargs(limit, native="episode_length"),
+        **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "playground config field") for k, v in fields.items()},
+        **envhub.plugin.jax_kwargs(limit, native="episode_length"),
     }
 
 

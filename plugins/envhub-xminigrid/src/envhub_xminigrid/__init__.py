@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 import envhub
+import envhub.plugin
 
 # The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
 # cannot load plugins of this API.
@@ -66,8 +67,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     limit = fields.pop("max_steps", None)
     table = {
         "params": envhub.Kwarg(type(params) | None, None, "xminigrid EnvParams replacing the defaults"),
-        **{k: envhub.Kwarg(envhub.core.kwargs.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
-        **envhub.native.environment.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
+        **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
+        **envhub.plugin.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
     }
     if "ruleset" not in fields:
         why = "rulesets apply to the XLand-MiniGrid-* environments; this MiniGrid one has a fixed task"
