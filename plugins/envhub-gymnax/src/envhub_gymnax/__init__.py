@@ -49,6 +49,7 @@ def envhub_register_envs(register: Any) -> None:
             description="gymnax (JAX-native)",
             check_options=envhub.check_options_for(CHECK_OPTIONS, name),
             kwargs=functools.partial(accepted_kwargs, name),
+            batching="native",
         )
 
 
@@ -56,9 +57,11 @@ def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Envi
     """Build gymnax ``name``: ``params`` replaces its ``EnvParams``; kwargs naming ``EnvParams``
     fields update them (``max_episode_steps`` sets ``max_steps_in_episode``, gymnax's name, also
     accepted); the other kwargs go to its constructor."""
-    from envhub_gymnax.environment import GymnaxEnvironment
+    import gymnax
 
-    return GymnaxEnvironment(name, params=params, **kwargs)
+    from envhub_gymnax.environment import environment_class
+
+    return environment_class(gymnax.make(name)[0])(name, params=params, **kwargs)
 
 
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:

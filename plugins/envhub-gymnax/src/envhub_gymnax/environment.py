@@ -46,8 +46,18 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     limit (``is_truncated``); the base's same-step auto-reset splits keys as gymnax's ``step`` does,
     so trajectories equal gymnax's own."""
 
-    def __init__(self, name: str, params: Any = None, **kwargs: Any):
+    def __init__(
+        self,
+        name: str,
+        params: Any = None,
+        *,
+        num_envs: int | None = None,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+        **kwargs: Any,
+    ):
         # kwargs naming EnvParams fields update the params; the rest go to gymnax's constructor.
+        self._batching = {"num_envs": num_envs, "reset_mode": reset_mode, "reset_spares": reset_spares}
         limit = take_time_limit(kwargs, "max_steps_in_episode", None)
         if limit is not None:
             kwargs["max_steps_in_episode"] = limit
@@ -63,7 +73,9 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     @classmethod
     def from_env(cls, gymnax_env: Any, params: Any = None) -> GymnaxEnvironment:
         """Wrap a gymnax environment object (yours, not only a registered one)."""
-        env = cls.__new__(cls)
+        made = environment_class(gymnax_env, params) if cls is GymnaxEnvironment else cls
+        env = made.__new__(made)
+        env._batching = {}
         env._setup(gymnax_env.name, gymnax_env, params if params is not None else gymnax_env.default_params)
         env.id = f"gymnax-object/{gymnax_env.name}"
         return env
@@ -75,6 +87,7 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         super().__init__(  # no time limit of the base's: gymnax keeps its own (params.max_steps_in_episode)
             observation_space=SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes)),
             action_space=to_envhub_space(gymnax_env.action_space(params)),
+            **self._batching,
         )
 
     @property
@@ -101,7 +114,11 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
                 f"gymnax's visualizer has no drawing for {self.gymnax_env.name!r}",
                 "record its observations instead (gymnax draws classic control, MinAtar, Catch, mazes and PointRobot)",
             )
-        return draw(self, jax.device_get(state.env))
+        states = jax.device_get(state.env)
+        if self.num_envs is None:
+            return draw(self, states)
+        one = lambda i: draw(self, jax.tree.map(lambda x: x[i], states))  # noqa: E731
+        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
 
     def _close(self) -> None:
         renderer = self.__dict__.pop("_gym_renderer", None)
@@ -112,17 +129,29 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         obs, state = self.gymnax_env.reset_env(key, self.params)
         return state, obs
 
-    def _restart_one(self, key: jax.Array, state: Any) -> tuple[Any, Any]:
-        new, obs = self._reset_one(key)
-        kept = {name: getattr(state, name) for name in KEPT_ACROSS_RESETS if hasattr(state, name)}
-        return (new.replace(**kept) if kept else new), obs
-
     def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
         obs, state, reward, terminated, info = self.gymnax_env.step_env(key, state, action, self.params)
         truncated = self.gymnax_env.is_truncated(state, self.params)
         return JaxStep(
             state=state, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info=_public_info(info)
         )
+
+
+class GymnaxKeepingMetrics(GymnaxEnvironment):
+    """A gymnax environment whose state keeps fields across episodes (``KEPT_ACROSS_RESETS``: bsuite's
+    DeepSea): a restart carries them over, as gymnax's own ``step`` does. A restart then depends on the
+    old state, so this one class gets no spare resets."""
+
+    def _restart_one(self, key: jax.Array, state: Any) -> tuple[Any, Any]:
+        new, obs = self._reset_one(key)
+        return new.replace(**{name: getattr(state, name) for name in KEPT_ACROSS_RESETS}), obs
+
+
+def environment_class(gymnax_env: Any, params: Any = None) -> type[GymnaxEnvironment]:
+    """``GymnaxKeepingMetrics`` where the state keeps fields across resets, else ``GymnaxEnvironment``."""
+    params = gymnax_env.default_params if params is None else params
+    state = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[1], jax.random.key(0))
+    return GymnaxKeepingMetrics if any(hasattr(state, f) for f in KEPT_ACROSS_RESETS) else GymnaxEnvironment
 
 
 def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
@@ -134,7 +163,7 @@ def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
         "params": envhub.Kwarg(type(params) | None, None, "gymnax EnvParams replacing the defaults"),
         **envhub.plugin.from_signature(type(gymnax_env))[0],
         **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "gymnax EnvParams field") for k, v in fields.items()},
-        **envhub.plugin.time_limit_kwargs(limit, native="max_steps_in_episode"),
+        **envhub.plugin.jax_kwargs(limit, native="max_steps_in_episode"),
     }
 
 
