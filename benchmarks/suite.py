@@ -118,8 +118,13 @@ def main() -> None:
     series = plot_series(rows)
     if series:
         bench.plot(series, str(out / "throughput.png"), title="envhub vs raw backends")
-    (out / "RESULTS.md").write_text(markdown(rows, skipped, imports, memory, machine))
-    print((out / "RESULTS.md").read_text())
+    results = out / "RESULTS.md"
+    # The sections after the generated tables (later per-backend runs, each under its own "## " heading)
+    # are kept: a full run replaces only the tables above them.
+    kept = results.read_text() if results.is_file() else ""
+    later = kept[kept.index("\n## ") + 1 :] if "\n## " in kept else ""
+    results.write_text(markdown(rows, skipped, imports, memory, machine).rstrip() + "\n\n" + later)
+    print(results.read_text())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""envhub backend for gymnax: every gymnax environment, batched with vmap, jit/scan/vmap friendly.
+"""envhub backend for gymnax: every gymnax environment, batched on envhub's JAX base, jit/scan/vmap friendly.
 
 gymnax is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
 """
