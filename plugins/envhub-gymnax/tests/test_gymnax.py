@@ -200,3 +200,38 @@ def test_env_without_a_drawing_says_so():
     assert env.render_modes == ()
     with pytest.raises(RenderError, match=r"gymnax's visualizer has no drawing for 'DeepSea-bsuite'"):
         env.render(env.init(jax.random.key(0))[0])
+
+
+def test_batched_envs_restart_from_spares_and_take_the_jax_base_kwargs():
+    env = envhub.make("gymnax/CartPole-v1", num_envs=8)
+    assert isinstance(env, envhub.JaxEnvironment) and env.num_envs == 8 and env.reset_spares is True
+    assert envhub.make("gymnax/CartPole-v1", num_envs=8, reset_spares=False).reset_spares is False
+    assert envhub.make("gymnax/CartPole-v1", num_envs=8, reset_mode="cached").reset_spares is False
+    # DeepSea's restart carries metrics over from the old state, so no spare can stand in for it
+    assert envhub.make("gymnax/DeepSea-bsuite", num_envs=4).reset_spares is False
+
+
+def test_batched_spares_and_on_the_step_resets_run_the_same_episodes_until_the_first_end():
+    key = jax.random.key(5)
+    actions = jnp.tile(jnp.array([0, 1, 1, 0, 1, 0, 0, 1], jnp.int32), (40, 1))
+
+    def run(env):
+        state, first = env.init(key)
+        out = []
+        for t, a in enumerate(actions):
+            state, ts = env.step(jax.random.fold_in(key, t), state, a)
+            out.append(ts)
+        return first, jax.tree.map(lambda *x: np.stack(x), *out)
+
+    (first_a, a), (first_b, b) = (
+        run(envhub.make("gymnax/CartPole-v1", num_envs=8, reset_spares=s)) for s in (True, False)
+    )
+    np.testing.assert_array_equal(first_a.obs, first_b.obs)
+    end = int(np.argmax(a.done.any(axis=1)))  # the first step on which some env ends
+    assert a.done.any() and end > 0
+    np.testing.assert_allclose(a.obs[:end], b.obs[:end])
+    np.testing.assert_allclose(a.final_obs[: end + 1], b.final_obs[: end + 1])
+    # after the end, the envs that ended start from other (spare) states; those that did not are unchanged
+    ended = a.done[end]
+    assert not np.allclose(a.obs[end][ended], b.obs[end][ended])
+    np.testing.assert_allclose(a.obs[end][~ended], b.obs[end][~ended])

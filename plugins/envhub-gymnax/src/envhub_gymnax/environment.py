@@ -42,9 +42,10 @@ _MOVED_TO_TIMESTEP = ("final_observation", "terminated", "truncated")
 
 
 class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
-    """One gymnax environment on envhub's JAX base: gymnax's ``reset_env``/``step_env`` with its own time
-    limit (``is_truncated``); the base's same-step auto-reset splits keys as gymnax's ``step`` does,
-    so trajectories equal gymnax's own."""
+    """gymnax environments on envhub's JAX base: gymnax's ``reset_env``/``step_env`` with its own time
+    limit (``is_truncated``). Unbatched, the same-step auto-reset splits keys as gymnax's ``step`` does,
+    so trajectories equal gymnax's own; batched (``num_envs``), episodes that end restart from spare
+    initial states by default (``reset_spares``), which costs a reset per ended episode, not per step."""
 
     def __init__(
         self,
