@@ -23,43 +23,10 @@ from _timing import comparison_row, first_call_seconds, interleaved_medians, wri
 import envhub
 
 
-def raw_gymnax_rollout(num_envs: int, steps: int):
+def raw_loop(num_envs: int, steps: int, step):
+    """gymnax's batched reset, then ``steps`` scan steps of ``step(keys, state, actions) -> (state, reward, done)``."""
     env, params = gymnax.make("CartPole-v1")
     reset = jax.vmap(env.reset, in_axes=(0, None))
-    step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
-
-    @jax.jit
-    def run(key):
-        init_key, key = jax.random.split(key)
-        _, state = reset(jax.random.split(init_key, num_envs), params)
-
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            actions = jax.random.randint(action_key, (num_envs,), 0, 2)
-            _, state, reward, terminated, truncated, _ = step(
-                jax.random.split(step_key, num_envs), state, actions, params
-            )
-            return (state, total + reward.sum(), ends + (terminated | truncated).sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
-
-
-def raw_gymnax_reusing_key(num_envs: int, steps: int):
-    """gymnax's ``step_env`` and ``reset_env`` with one key each step, selected on done (Jaxnasium's scheme)."""
-    env, params = gymnax.make("CartPole-v1")
-
-    def step_one(key, state, action):
-        _, stepped, reward, done, _ = env.step_env(key, state, action, params)
-        _, restarted = env.reset_env(key, params)  # the same key: a key used twice
-        state = jax.tree.map(lambda r, s: jax.lax.select(done, r, s), restarted, stepped)
-        return state, reward, done
-
-    reset = jax.vmap(env.reset, in_axes=(0, None))
-    step = jax.vmap(step_one)
 
     @jax.jit
     def run(key):
@@ -77,6 +44,31 @@ def raw_gymnax_reusing_key(num_envs: int, steps: int):
         return total, ends
 
     return run
+
+
+def raw_gymnax_rollout(num_envs: int, steps: int):
+    """gymnax's own ``step``: a reset for every env on every step, from a key split off the step key."""
+    env, params = gymnax.make("CartPole-v1")
+    step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    def step_all(keys, state, actions):
+        _, state, reward, terminated, truncated, _ = step(keys, state, actions, params)
+        return state, reward, terminated | truncated
+
+    return raw_loop(num_envs, steps, step_all)
+
+
+def raw_gymnax_reusing_key(num_envs: int, steps: int):
+    """gymnax's ``step_env`` and ``reset_env`` with one key each step, selected on done (Jaxnasium's scheme)."""
+    env, params = gymnax.make("CartPole-v1")
+
+    def step_one(key, state, action):
+        _, stepped, reward, done, _ = env.step_env(key, state, action, params)
+        _, restarted = env.reset_env(key, params)  # the same key: a key used twice
+        state = jax.tree.map(lambda r, s: jax.lax.select(done, r, s), restarted, stepped)
+        return state, reward, done
+
+    return raw_loop(num_envs, steps, jax.vmap(step_one))
 
 
 def envhub_rollout(num_envs: int, steps: int):

@@ -29,7 +29,13 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
     if not callable(fn):
         raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
-    run = jax.jit(checkify.checkify(fn, errors=checkify.user_checks))
+    checkified = checkify.checkify(fn, errors=checkify.user_checks)
+
+    def numbered(*args: Any, **kwargs: Any) -> Any:  # runs only while jit traces: no cost per call
+        with _checkify_codes_from_one():
+            return checkified(*args, **kwargs)
+
+    run = jax.jit(numbered)
     stop = jax.jit(fn)
     checkify_works = [True]
 
@@ -37,7 +43,7 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if checkify_works[0]:
             try:
-                with report_in_jit(), _checkify_codes_from_one():
+                with report_in_jit():
                     error, out = run(*args, **kwargs)
             except ValueError as exc:
                 if "batched while" not in str(exc):

@@ -57,11 +57,9 @@ def make_gymnax_env(name: str, params: Any = None, **kwargs: Any) -> envhub.Envi
     """Build gymnax ``name``: ``params`` replaces its ``EnvParams``; kwargs naming ``EnvParams``
     fields update them (``max_episode_steps`` sets ``max_steps_in_episode``, gymnax's name, also
     accepted); the other kwargs go to its constructor."""
-    import gymnax
+    from envhub_gymnax.environment import GymnaxEnvironment
 
-    from envhub_gymnax.environment import environment_class
-
-    return environment_class(gymnax.make(name)[0])(name, params=params, **kwargs)
+    return GymnaxEnvironment(name, params=params, **kwargs)
 
 
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:

@@ -74,8 +74,7 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     @classmethod
     def from_env(cls, gymnax_env: Any, params: Any = None) -> GymnaxEnvironment:
         """Wrap a gymnax environment object (yours, not only a registered one)."""
-        made = environment_class(gymnax_env, params) if cls is GymnaxEnvironment else cls
-        env = made.__new__(made)
+        env = cls.__new__(cls)
         env._batching = {}
         env._setup(gymnax_env.name, gymnax_env, params if params is not None else gymnax_env.default_params)
         env.id = f"gymnax-object/{gymnax_env.name}"
@@ -84,7 +83,9 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     def _setup(self, name: str, gymnax_env: Any, params: Any) -> None:
         self.gymnax_env, self.params = gymnax_env, params
         declared = to_envhub_space(gymnax_env.observation_space(params))
-        obs_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[0], jax.random.key(0))
+        obs_shapes, state_shapes = jax.eval_shape(lambda k: gymnax_env.reset(k, params), jax.random.key(0))
+        if type(self) is GymnaxEnvironment and any(hasattr(state_shapes, f) for f in KEPT_ACROSS_RESETS):
+            self.__class__ = GymnaxKeepingMetrics  # its restart keeps them, so the base gives it no spares
         super().__init__(  # no time limit of the base's: gymnax keeps its own (params.max_steps_in_episode)
             observation_space=SPACE_FIXES.get(name, _same)(match_dtypes(declared, obs_shapes)),
             action_space=to_envhub_space(gymnax_env.action_space(params)),
@@ -141,18 +142,12 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
 class GymnaxKeepingMetrics(GymnaxEnvironment):
     """A gymnax environment whose state keeps fields across episodes (``KEPT_ACROSS_RESETS``: bsuite's
     DeepSea): a restart carries them over, as gymnax's own ``step`` does. A restart then depends on the
-    old state, so this one class gets no spare resets."""
+    old state, so this one class gets no spare resets. ``GymnaxEnvironment`` becomes one when it sees
+    such a state."""
 
     def _restart_one(self, key: jax.Array, state: Any) -> tuple[Any, Any]:
         new, obs = self._reset_one(key)
         return new.replace(**{name: getattr(state, name) for name in KEPT_ACROSS_RESETS}), obs
-
-
-def environment_class(gymnax_env: Any, params: Any = None) -> type[GymnaxEnvironment]:
-    """``GymnaxKeepingMetrics`` where the state keeps fields across resets, else ``GymnaxEnvironment``."""
-    params = gymnax_env.default_params if params is None else params
-    state = jax.eval_shape(lambda k: gymnax_env.reset(k, params)[1], jax.random.key(0))
-    return GymnaxKeepingMetrics if any(hasattr(state, f) for f in KEPT_ACROSS_RESETS) else GymnaxEnvironment
 
 
 def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
