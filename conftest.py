@@ -40,6 +40,11 @@ if _CACHE != "off":
 
         jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before any worker starts
+        from jax_cache import give_orphans_access_times
+
+        give_orphans_access_times(os.environ["JAX_COMPILATION_CACHE_DIR"])
 
 # Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
 # platform on that first import, and its default aborts a headless renderer later in the same worker.

@@ -149,6 +149,15 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
             compiled[name] = jax.jit(method)
         return compiled[name](*args)
 
+    def _traced_once(self, name: str) -> Any:
+        """This env's ``jax.jit`` of the backend method ``name``, called inside the programs above: every
+        program built from this env (init, step, reset, rollouts, exports) reuses one trace of the
+        backend's physics per input shape instead of tracing it again (XLA inlines the call)."""
+        inner = self.__dict__.setdefault("_inner", {})
+        if name not in inner:
+            inner[name] = jax.jit(getattr(self, name))
+        return inner[name]
+
     def _init_traced(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
         env, obs = self._map(self._fresh, key, chunk=self.reset_chunk)
         steps = jnp.zeros(self._batch, jnp.int32)
@@ -175,7 +184,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
     def _step_traced(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         step_key, reset_key = jax.random.split(key)  # as gymnax: gymnax envs match their own step
-        out = _strong(self._map(self._step_one, step_key, state.env, action))
+        out = _strong(self._map(self._traced_once("_step_one"), step_key, state.env, action))
         steps = state.steps + 1
         truncated = jnp.asarray(out.truncated, jnp.bool_)
         if self.max_episode_steps is not None:
@@ -197,7 +206,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         return resets.vmap_in_chunks(fn, chunk)(jax.random.split(key, self.num_envs), *args)
 
     def _fresh(self, key: jax.Array) -> tuple[S, Obs]:
-        return _strong(self._reset_one(key))
+        return _strong(self._traced_once("_reset_one")(key))
 
     def _auto_reset(self, key: jax.Array, done: jax.Array, reached: Any, state: JaxState[S]) -> tuple[Any, Any]:
         """``(env, obs)`` after the same-step reset of the environments that are done, and the spares left."""
@@ -205,7 +214,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
             return select(done, state.first, reached), state.spares
         if self.reset_spares:
             return resets.reset_from_spares(self._fresh, key, done, reached, state.spares, self.reset_chunk)
-        restart = lambda k, reached: _strong(self._restart_one(k, reached[0]))  # noqa: E731
+        restart = lambda k, reached: _strong(self._traced_once("_restart_one")(k, reached[0]))  # noqa: E731
         reset = lambda k, d, r: resets.reset_if_done(restart, k, d, r, self.reset_chunk)  # noqa: E731
         return self._map(reset, key, done, reached), None
 
@@ -217,7 +226,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         if self._info_shapes is None:
             action = self.action_space.sample(jax.random.key(0))
             self._info_shapes = jax.eval_shape(
-                lambda k, e, a: _strong(self._map(self._step_one, k, e, a).info), key, env, action
+                lambda k, e, a: _strong(self._map(self._traced_once("_step_one"), k, e, a).info), key, env, action
             )
         return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_shapes)
 
