@@ -26,7 +26,8 @@ sys.dont_write_bytecode = False
 # shared by the xdist workers, every subprocess and side venv (they inherit these variables; the side
 # venvs pin the same jax). A program with a Python host callback is never cached, which is why envhub's
 # JAX-native programs have none (docs/performance.md). JAX keys each entry by the program, the compile
-# options and the jax/jaxlib versions, so a stale entry is a miss, never a wrong result.
+# options and the jax/jaxlib versions, so a stale entry is a miss, never a wrong result. JAX's own size
+# cap stays off (tests/jax_cache.py says why); the controller prunes the folder once per run instead.
 # ENVHUB_TEST_JAX_CACHE=DIR picks another folder, =off runs without it (a cold run every time).
 _CACHE = os.environ.get("ENVHUB_TEST_JAX_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "envhub", "jax-tests"
@@ -34,17 +35,16 @@ _CACHE = os.environ.get("ENVHUB_TEST_JAX_CACHE") or os.path.join(
 if _CACHE != "off":
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _CACHE)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")  # the suite's programs are small
-    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 * 2**30))  # least recently used go first
     if "jax" in sys.modules:  # read at jax's import: too late for this process, so set it too
         import jax
 
         jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
-    if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before any worker starts
-        from jax_cache import give_orphans_access_times
+    if not os.environ.get("ENVHUB_TEST_JAX_CACHE_PRUNED"):  # once per run: not again in workers and subprocesses
+        from jax_cache import prune
 
-        give_orphans_access_times(os.environ["JAX_COMPILATION_CACHE_DIR"])
+        prune(os.environ["JAX_COMPILATION_CACHE_DIR"])
+        os.environ["ENVHUB_TEST_JAX_CACHE_PRUNED"] = "1"
 
 # Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
 # platform on that first import, and its default aborts a headless renderer later in the same worker.

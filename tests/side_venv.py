@@ -41,9 +41,8 @@ def make_venv(where: Path, *install: object) -> Path:
 
 
 #: What a side venv that runs JAX installs to share the suite's compile cache: the main venv's jax and
-#: jaxlib (cache entries are keyed by their versions) and filelock, without which jax refuses the
-#: size-capped cache the suite sets (JAX_COMPILATION_CACHE_MAX_SIZE) and compiles everything cold.
-JAX_WITH_CACHE = ("jax", "jaxlib", "filelock")
+#: jaxlib (cache entries are keyed by their versions).
+JAX_WITH_CACHE = ("jax", "jaxlib")
 
 
 def pinned(*names: str) -> list[str]:

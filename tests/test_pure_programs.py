@@ -168,14 +168,14 @@ def test_a_second_process_loads_the_programs_from_the_cache(tmp_path):
 
     first = run("first")
     stored = {
-        mode: [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(f"jit_probe_rollout_{mode}")]
+        mode: [p for p in (tmp_path / "cache").glob(f"jit_probe_rollout_{mode}-*-cache")]
         for mode in first
     }
     second = run("second")
     for mode in ("default", "strict", "checked"):
         assert first[mode]["hits"] == 0 and first[mode]["total"] == second[mode]["total"], mode
-    # the default rollout: its entry (and its atime file) stored, then a hit in the second process
-    assert len(stored["default"]) == 2 and second["default"]["hits"] >= 1
+    # the default rollout: its entry stored, then a hit in the second process
+    assert len(stored["default"]) == 1 and second["default"]["hits"] >= 1
     assert stored["strict"] == []  # a program with a host callback is never cached: the opt-in's cost
     # envhub.checked's program does not depend on what the process traced before (checkify's numbering)
     assert second["checked"]["hits"] >= 1

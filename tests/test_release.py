@@ -65,8 +65,7 @@ def _run_compat_tests(tmp: Path, dist: Path, venv: Path, wheel: Path):
     python = venv / "bin" / "python"
     _run([*UV, "pip", "install", "--quiet", "--python", python, "--no-index", "--find-links", dist,
           f"envhub=={VERSION}", wheel], tmp)  # fmt: skip
-    # filelock: jax reads the suite's persistent compile cache (conftest.py) only with it
-    _run([*UV, "pip", "install", "--quiet", "--python", python, *pinned("pytest", "filelock")], tmp)
+    _run([*UV, "pip", "install", "--quiet", "--python", python, *pinned("pytest")], tmp)
     tests = shutil.copytree(COMPAT / "tests", tmp / "compat-tests", ignore=NO_CACHE)
     return _run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", tests], tests, check=False)
 
