@@ -167,10 +167,7 @@ def test_a_second_process_loads_the_programs_from_the_cache(tmp_path):
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     first = run("first")
-    stored = {
-        mode: [p for p in (tmp_path / "cache").glob(f"jit_probe_rollout_{mode}-*-cache")]
-        for mode in first
-    }
+    stored = {mode: [p for p in (tmp_path / "cache").glob(f"jit_probe_rollout_{mode}-*-cache")] for mode in first}
     second = run("second")
     for mode in ("default", "strict", "checked"):
         assert first[mode]["hits"] == 0 and first[mode]["total"] == second[mode]["total"], mode
