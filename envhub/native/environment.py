@@ -6,7 +6,8 @@ The base does the rest, once for every backend: the batch (``num_envs``: ``vmap`
 in), the episode step counter and time limit (``max_episode_steps``, reported as truncation), the
 flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``envhub.native.resets``:
 only when some env is done, also under ``jax.vmap``), weak types cast away so ``jit(step)`` traces
-once, and zero ``info`` at init and reset with the structure of a step's.
+once, the backend's two functions traced once per env and input shape for all its programs
+(``_traced_once``), and zero ``info`` at init and reset with the structure of a step's.
 """
 
 from __future__ import annotations
