@@ -126,6 +126,30 @@ def test_eager_calls_use_one_compiled_program_per_method():
     assert float(ts.final_obs) == float(state.env)
 
 
+def test_a_backend_function_is_traced_once_for_every_program_of_an_env():
+    env, traces = Walk(num_envs=2, max_episode_steps=3), []
+    step_one = env._step_one
+    env._step_one = lambda *args: (traces.append(1), step_one(*args))[1]
+    state, _ = env.init(jax.random.key(0))
+    rollout = lambda steps: jax.jit(lambda s: _run_from(env, s, steps))  # noqa: E731
+    rollout(4)(state), rollout(5)(state), jax.jit(env.step)(jax.random.key(0), state, jnp.ones(2, jnp.int32))
+    assert len(traces) == 1  # three programs (and init's info shapes), one trace of the backend's step
+
+
+def test_a_changed_attribute_is_traced_and_compiled_again():
+    env = Walk(goal=2, start=0)
+    state, _ = env.init(jax.random.key(0))
+    assert bool(env.step(jax.random.key(1), state, 1)[1].terminated) is False  # eager: compiled with goal=2
+    env.goal = 1
+    assert bool(env.step(jax.random.key(1), state, 1)[1].terminated) is True
+    assert bool(jax.jit(env.step)(jax.random.key(1), state, 1)[1].terminated) is True
+
+
+def _run_from(env: envhub.Environment, state, steps: int):
+    keys = jax.random.split(jax.random.key(1), steps)
+    return jax.lax.scan(lambda s, k: env.step(k, s, jnp.ones(2, jnp.int32)), state, keys)[1]
+
+
 def test_an_overridden_restart_turns_spares_off_and_is_used():
     class Carry(Walk):
         def _restart_one(self, key, pos):

@@ -150,6 +150,12 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
             compiled[name] = jax.jit(method)
         return compiled[name](*args)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name != "_info_shapes":  # the backend's functions read its attributes: compile and trace them anew
+            self.__dict__.pop("_compiled", None)
+            self.__dict__.pop("_inner", None)
+
     def _traced_once(self, name: str) -> Any:
         """This env's ``jax.jit`` of the backend method ``name``, called inside the programs above: every
         program built from this env (init, step, reset, rollouts, exports) reuses one trace of the
