@@ -144,11 +144,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         (op by op, a physics step takes seconds and every ``lax.cond`` would compile anew)."""
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
             return method(*args)
-        compiled = self.__dict__.setdefault("_compiled", {})
-        name = method.__name__
-        if name not in compiled:
-            compiled[name] = jax.jit(method)
-        return compiled[name](*args)
+        return self._own_jit("_compiled", method.__name__)(*args)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -160,10 +156,14 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         """This env's ``jax.jit`` of the backend method ``name``, called inside the programs above: every
         program built from this env (init, step, reset, rollouts, exports) reuses one trace of the
         backend's physics per input shape instead of tracing it again (XLA inlines the call)."""
-        inner = self.__dict__.setdefault("_inner", {})
-        if name not in inner:
-            inner[name] = jax.jit(getattr(self, name))
-        return inner[name]
+        return self._own_jit("_inner", name)
+
+    def _own_jit(self, cache: str, name: str) -> Any:
+        """This env's ``jax.jit`` of its method ``name``, kept in ``self.<cache>`` until an attribute is set."""
+        jits = self.__dict__.setdefault(cache, {})
+        if name not in jits:
+            jits[name] = jax.jit(getattr(self, name))
+        return jits[name]
 
     def _init_traced(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
         env, obs = self._map(self._fresh, key, chunk=self.reset_chunk)
