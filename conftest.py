@@ -7,6 +7,7 @@ milliseconds; it changes no semantics (the kit compares jitted runs with eager o
 same way). Set ENVHUB_TEST_XLA_FLAGS=default to test with XLA's usual optimisations instead.
 """
 
+import gc
 import os
 import sys
 
@@ -45,6 +46,11 @@ if _CACHE != "off":
 
         prune(os.environ["JAX_COMPILATION_CACHE_DIR"])
         os.environ["ENVHUB_TEST_JAX_CACHE_PRUNED"] = "1"
+
+# Tracing builds many short-lived objects over a heap of long-lived ones (jax, the backends, MuJoCo)
+# that Python's default collector thresholds sweep again and again: collect less often, and freeze what
+# collection imported (pytest_collection_finish). 8 % less CPU per worker, measured on the jumanji tests.
+gc.set_threshold(10_000, 20, 100)
 
 # Test modules import MuJoCo-based libraries (playground, brax) at collection; MuJoCo picks its OpenGL
 # platform on that first import, and its default aborts a headless renderer later in the same worker.
@@ -144,3 +150,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         missing = [reason for reason in reasons if reason is not None]
         if missing:
             item.add_marker(pytest.mark.skip(reason="; ".join(missing)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave the imported modules out of every later garbage collection (see gc.set_threshold above)."""
+    gc.collect()
+    gc.freeze()

@@ -13,6 +13,7 @@ from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
 from envhub.plugin import JaxStep, spaces, take_time_limit, truncated_unless_terminated
+from envhub_craftax.textures import use_user_texture_cache
 
 # No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
 _NO_LIMIT = np.iinfo(np.int32).max
@@ -47,6 +48,8 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         limit = take_time_limit(kwargs, "max_timesteps", None)
         if limit is not None:
             kwargs["max_timesteps"] = limit
+        if "Pixels" in name:
+            use_user_texture_cache(name)  # before the renderer's first trace (textures.py says why)
         craftax_env = make_craftax_env_from_name(name, auto_reset=False)
         if "static_env_params" in kwargs:
             craftax_env = type(craftax_env)(static_env_params=kwargs.pop("static_env_params"))
