@@ -39,7 +39,8 @@ def make_and_reset(seed):
     return venv.reset()
 
 
-def test_ppo_learns_a_few_steps_and_vec_wrappers_apply():
+def test_ppo_learns_a_few_steps_and_vec_wrappers_apply(tmp_path, monkeypatch):
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's logger makes a folder per model, else in /tmp
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
