@@ -2,6 +2,9 @@
 
 - ``envhub actor (jit)``: ``AsyncEnvpool.recv`` -> random actions -> ``send`` in one jitted
   ``lax.fori_loop`` (host callbacks through ``envhub.host.callback``; same-step auto-reset).
+- ``envhub actor (python)``: the same loop eagerly (no jit), NumPy random actions.
+- ``envhub sync scan (n envs)``: no async at all: envhub's synchronous fast path on all ``num_envs``
+  envs (envpool's XLA step in a jitted scan, same-step resets), as many env steps per call.
 - ``envpool python loop``: envpool's own ``recv``/``send`` in a Python loop with NumPy random actions
   (next-step auto-reset; the raw baseline).
 - ``envpool xla loop``: envpool's own ``env.xla()`` ``recv``/``send`` in a jitted ``fori_loop``.
@@ -21,6 +24,8 @@ import numpy as np
 from _timing import comparison_row, interleaved_medians, write_json
 from envhub_envpool import AsyncEnvpool
 from envhub_envpool._shim import import_envpool
+
+import envhub
 
 warnings.filterwarnings("ignore", module="gymnasium")
 
@@ -42,6 +47,39 @@ def envhub_actor(task: str, n: int, b: int, batches: int, num_actions: int):
         carry[:] = jax.block_until_ready(run(*carry))
 
     return once, pool.close
+
+
+def envhub_actor_python(task: str, n: int, b: int, batches: int, num_actions: int):
+    """The same actor loop, eager: ``recv``/``send`` called from Python, no jit (NumPy random actions)."""
+    pool, rng = AsyncEnvpool(task, num_envs=n, batch_size=b), np.random.default_rng(0)
+    box = [pool.init(jax.random.key(0))]
+
+    def once():
+        handle = box[0]
+        for _ in range(batches):
+            handle, ts = pool.recv(handle)
+            handle = pool.send(handle, rng.integers(0, num_actions, b, dtype=np.int32), ts.info["env_id"])
+        box[0] = handle
+
+    return once, pool.close
+
+
+def envhub_sync_scan(task: str, n: int, b: int, batches: int, num_actions: int):
+    """No async at all: envhub's synchronous fast path on all ``n`` envs (envpool's XLA step in a jitted
+    scan, same-step resets), ``batches * b / n`` steps: the same env steps per call as the other loops."""
+    env = envhub.make(f"envpool/{task}", num_envs=n)
+
+    def body(state, key):
+        state, ts = env.step(key, state, jax.random.randint(key, (n,), 0, num_actions, jnp.int32))
+        return state, ts.reward.sum()
+
+    run = jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, batches * b // n))[0])
+    box = [env.init(jax.random.key(0))[0]]
+
+    def once():
+        box[0] = jax.block_until_ready(run(box[0], jax.random.key(1)))
+
+    return once, env.close
 
 
 def envpool_env(task: str, n: int, b: int):
@@ -94,7 +132,13 @@ def main() -> None:
     envpool = import_envpool()
     num_actions = int(envpool.make_spec(args.task).action_space.n)
     n, b, batches = args.num_envs, args.batch_size, args.batches
-    loops = {"envhub actor (jit)": envhub_actor, "envpool python loop": envpool_python, "envpool xla loop": envpool_xla}
+    loops = {
+        "envhub actor (jit)": envhub_actor,
+        "envhub actor (python)": envhub_actor_python,
+        "envhub sync scan (n envs)": envhub_sync_scan,
+        "envpool python loop": envpool_python,
+        "envpool xla loop": envpool_xla,
+    }
     built = {name: build(args.task, n, b, batches, num_actions) for name, build in loops.items()}
     for once, _ in built.values():
         once()  # warm-up (compiles)
@@ -103,12 +147,13 @@ def main() -> None:
         close()
     print(f"{args.task}: num_envs={n}, batch_size={b}, {batches} batches x {args.repeats} repeats; envpool "
           f"{envpool.__version__}, jax {jax.__version__}")  # fmt: skip
-    print(f"{'loop':<22} {'us/batch':>9} {'env steps/s':>12} {'envhub / this':>14}")
+    print(f"{'loop':<26} {'us/batch':>9} {'env steps/s':>12} {'this / envpool python loop':>27}")
     for name, seconds in medians.items():
-        print(f"{name:<22} {seconds / batches * 1e6:9.1f} {b * batches / seconds:12.0f} "
-              f"{seconds / medians['envhub actor (jit)']:13.2f}x")  # fmt: skip
+        print(f"{name:<26} {seconds / batches * 1e6:9.1f} {b * batches / seconds:12.0f} "
+              f"{medians['envpool python loop'] / seconds:26.2f}x")  # fmt: skip
     rows = [
-        comparison_row("envpool", f"{args.task} async {n}/{b}", b, batches, medians, {}, "envhub actor (jit)", raw)
+        comparison_row("envpool", f"{args.task} async {n}/{b}", b, batches, medians, {}, ours, raw)
+        for ours in ("envhub actor (jit)", "envhub actor (python)", "envhub sync scan (n envs)")
         for raw in ("envpool python loop", "envpool xla loop")
     ]
     write_json(rows, args.json)

@@ -50,8 +50,9 @@ def test_a_cache_folder_that_cannot_be_made_leaves_craftax_path(package_file, tm
 
 
 def test_a_pixel_env_points_craftax_at_the_user_folder_before_craftax_draws(package_file, tmp_path, monkeypatch):
-    import envhub
     import envhub_craftax.environment
+
+    import envhub
 
     seen = []
 
