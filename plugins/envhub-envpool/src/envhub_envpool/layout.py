@@ -58,14 +58,13 @@ class Layout:
         return info["env_id"], obs, reward, terminated, truncated, {k: info[k] for k in self.info_spec}
 
     def lay(self, x: Any) -> Any:
-        """Physical order ``(2n, ...)`` to the state layout ``(n, 2, ...)`` (``(2, ...)`` unbatched)."""
-        y = x.reshape((2, self.n, *x.shape[1:])).swapaxes(0, 1)
+        """Physical order ``(2n, ...)`` to the state layout ``(n, 2, ...)`` (``(2, ...)`` unbatched): envpool
+        envs ``2i`` and ``2i + 1`` are row ``i``. A reshape, free in XLA (a transpose here was 6 copies a step)."""
+        y = x.reshape((self.n, 2, *x.shape[1:]))
         return y if self.batched else y[0]
 
     def unlay(self, y: Any) -> Any:
-        if not self.batched:
-            y = y[None]
-        return y.swapaxes(0, 1).reshape((2 * self.n, *y.shape[2:]))
+        return y.reshape((2 * self.n, *y.shape[(2 if self.batched else 1) :]))
 
     def squeeze(self, x: Any) -> Any:
         return x if self.batched else x[0]
