@@ -1,0 +1,111 @@
+"""Where envhub's envpool fast path spends its time over envpool's own ``xla()`` step (CartPole, jitted scan).
+
+Four loops of the same length, interleaved in one process, each on its own pool:
+
+- ``envpool xla step``: envpool's ``xla()`` ``step`` (next-step reset; the baseline);
+- ``envpool send/recv 2n/n``: envpool's ``xla()`` ``send``/``recv`` on a pool of ``2n`` envs answering
+  ``n`` at a time, the actions sent to the envs the last ``recv`` returned (what envhub's scheme drives);
+- ``envhub, no guard``: envhub's step without the stale-state guard (``XlaPath.core``: the spare scheme);
+- ``envhub``: ``env.step`` as users call it (guard and scheme).
+
+    python benchmarks/envpool_same_step.py [--num-envs 64] [--steps 1000] [--repeats 11] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+import jax
+import jax.numpy as jnp
+from _timing import interleaved_medians, write_json
+from envhub_envpool._shim import import_envpool
+
+import envhub
+
+warnings.filterwarnings("ignore", module="gymnasium")
+
+
+def scan_loop(step, carry, n: int, steps: int):
+    """A callable running ``steps`` of ``step(key, carry, actions) -> (carry, reward)`` in one jitted scan."""
+
+    @jax.jit
+    def rollout(carry, key):
+        def body(carry, key):
+            carry, reward = step(key, carry, jax.random.randint(key, (n,), 0, 2, jnp.int32))
+            return carry, reward.sum()
+
+        carry, rewards = jax.lax.scan(body, carry, jax.random.split(key, steps))
+        return carry, rewards.sum()
+
+    box = [carry]
+
+    def run():
+        box[0], total = rollout(box[0], jax.random.key(1))
+        return jax.block_until_ready(total)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=11)
+    parser.add_argument("--json", default=None, metavar="PATH")
+    args = parser.parse_args()
+    n, steps, envpool = args.num_envs, args.steps, import_envpool()
+
+    sync = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=0)
+    sync.reset()
+    handle, _, _, xla_step = sync.xla()
+
+    def raw_step(key, handle, actions):
+        handle, (_, reward, _, _, _) = xla_step(handle, actions)
+        return handle, reward
+
+    pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2 * n, batch_size=n, seed=0)
+    pool.async_reset()
+    pool_handle, recv, send, _ = pool.xla()
+    pool_handle, first = jax.jit(recv)(pool_handle)
+
+    def send_recv(key, carry, actions):
+        handle, ids = carry
+        handle, (_, reward, _, _, info) = recv(send(handle, actions, ids))
+        return (handle, info["env_id"]), reward
+
+    guarded = envhub.make("envpool/CartPole-v1", num_envs=n)
+    bare = envhub.make("envpool/CartPole-v1", num_envs=n)
+    path = bare._xla  # the fast path of the plugin's environment (not public API: a measurement only)
+
+    def envhub_step(key, state, actions):
+        state, ts = guarded.step(key, state, actions)
+        return state, ts.reward
+
+    def no_guard(key, state, actions):
+        state, ts = path.core(path.pools[state.pool], state, actions)
+        return state, ts.reward
+
+    runs = {
+        "envpool xla step": scan_loop(raw_step, handle, n, steps),
+        "envpool send/recv 2n/n": scan_loop(send_recv, (pool_handle, first[-1]["env_id"]), n, steps),
+        "envhub, no guard": scan_loop(no_guard, bare.init(jax.random.key(0))[0], n, steps),
+        "envhub": scan_loop(envhub_step, guarded.init(jax.random.key(0))[0], n, steps),
+    }
+    for run in runs.values():
+        run()  # compile
+    medians = interleaved_medians(runs, args.repeats)
+    base = medians["envpool xla step"]
+    print(f"CartPole-v1, {n} envs x {steps} steps, median of {args.repeats} interleaved repeats")
+    for name, seconds in medians.items():
+        print(f"  {name:<24} {seconds / steps * 1e6:7.1f} us/step   {base / seconds:6.3f}x envpool's xla step")
+    write_json([{"num_envs": n, "steps": steps, "us_per_step": {k: round(v / steps * 1e6, 2) for k, v in medians.items()},
+                 "ratio_to_xla_step": {k: round(base / v, 3) for k, v in medians.items()}}], args.json)  # fmt: skip
+    for env in (guarded, bare):
+        env.close()
+    sync.close()
+    pool.close()
+
+
+if __name__ == "__main__":
+    main()
