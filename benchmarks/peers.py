@@ -66,11 +66,8 @@ def scan_rollout(init, step, n: int, steps: int, sample):
     return run
 
 
-def jaxnasium_vec(env_id: str, n: int, **kwargs):
-    """Jaxnasium's env, vmapped by its VecEnvWrapper, without its default LogWrapper: (init, step)."""
-    import jaxnasium as jym
-
-    env = jym.make(env_id, wrappers=["external_lib_wrapper", jym.VecEnvWrapper], **kwargs)
+def jaxnasium_loop(env, n: int):
+    """(init, step) of a Jaxnasium env wrapped in its VecEnvWrapper: one key per env, as it asks."""
 
     def init(key):
         return env.reset(jax.random.split(key, n))[1]
@@ -80,6 +77,13 @@ def jaxnasium_vec(env_id: str, n: int, **kwargs):
         return state, ts.reward, jnp.logical_or(ts.terminated, ts.truncated)
 
     return init, step
+
+
+def jaxnasium_vec(env_id: str, n: int, **kwargs):
+    """Jaxnasium's env by id, vmapped by its VecEnvWrapper, without its default LogWrapper: (init, step)."""
+    import jaxnasium as jym
+
+    return jaxnasium_loop(jym.make(env_id, wrappers=["external_lib_wrapper", jym.VecEnvWrapper], **kwargs), n)
 
 
 def jaxnasium_brax(name: str, n: int, episode_length: int):
@@ -91,16 +95,7 @@ def jaxnasium_brax(name: str, n: int, episode_length: int):
         from brax import envs
 
         brax_env = envs.get_environment(name, backend="mjx")
-    env = jym.VecEnvWrapper(BraxWrapper(brax_env, max_episode_steps=episode_length))
-
-    def init(key):
-        return env.reset(jax.random.split(key, n))[1]
-
-    def step(key, state, actions):
-        ts, state = env.step(jax.random.split(key, n), state, actions)
-        return state, ts.reward, jnp.logical_or(ts.terminated, ts.truncated)
-
-    return init, step
+    return jaxnasium_loop(jym.VecEnvWrapper(BraxWrapper(brax_env, max_episode_steps=episode_length)), n)
 
 
 def gymnax_suite(n: int, steps: int) -> dict:
