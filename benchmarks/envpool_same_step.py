@@ -3,8 +3,12 @@
 Four loops of the same length, interleaved in one process, each on its own pool:
 
 - ``envpool xla step``: envpool's ``xla()`` ``step`` (next-step reset; the baseline);
-- ``envpool send/recv 2n/n``: envpool's ``xla()`` ``send``/``recv`` on a pool of ``2n`` envs answering
-  ``n`` at a time, the actions sent to the envs the last ``recv`` returned (what envhub's scheme drives);
+- ``envpool send/recv, same n``: envpool's ``xla()`` ``send``/``recv`` on a pool of ``2n`` envs answering
+  ``n`` at a time, always the same ``n`` envs (the other ``n`` idle: how envhub's scheme drives the pool
+  between episode ends);
+- ``envpool send/recv, halves``: the same pool, the actions sent to whichever ``n`` envs the last ``recv``
+  returned, so the two halves alternate and envpool steps one while the program handles the other (a
+  pipeline, not the same work: shown for scale);
 - ``envhub, no guard``: envhub's step without the stale-state guard (``XlaPath.core``: the spare scheme);
 - ``envhub``: ``env.step`` as users call it (guard and scheme).
 
@@ -64,15 +68,23 @@ def main() -> None:
         handle, (_, reward, _, _, _) = xla_step(handle, actions)
         return handle, reward
 
-    pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2 * n, batch_size=n, seed=0)
-    pool.async_reset()
-    pool_handle, recv, send, _ = pool.xla()
-    pool_handle, first = jax.jit(recv)(pool_handle)
+    def async_pool(same: bool):
+        pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2 * n, batch_size=n, seed=0)
+        pool.async_reset()
+        handle, recv, send, _ = pool.xla()
+        handle, first = jax.jit(recv)(handle)
+        if same:  # take the other half's reset rows too: from now on only the first n envs step
+            handle, _ = jax.jit(recv)(handle)
 
-    def send_recv(key, carry, actions):
-        handle, ids = carry
-        handle, (_, reward, _, _, info) = recv(send(handle, actions, ids))
-        return (handle, info["env_id"]), reward
+        def send_recv(key, carry, actions):
+            handle, ids = carry
+            handle, (_, reward, _, _, info) = recv(send(handle, actions, ids))
+            return (handle, ids if same else info["env_id"]), reward
+
+        return pool, scan_loop(send_recv, (handle, first[-1]["env_id"]), n, steps)
+
+    same_pool, same_run = async_pool(same=True)
+    halves_pool, halves_run = async_pool(same=False)
 
     guarded = envhub.make("envpool/CartPole-v1", num_envs=n)
     bare = envhub.make("envpool/CartPole-v1", num_envs=n)
@@ -88,7 +100,8 @@ def main() -> None:
 
     runs = {
         "envpool xla step": scan_loop(raw_step, handle, n, steps),
-        "envpool send/recv 2n/n": scan_loop(send_recv, (pool_handle, first[-1]["env_id"]), n, steps),
+        "envpool send/recv, same n": same_run,
+        "envpool send/recv, halves": halves_run,
         "envhub, no guard": scan_loop(no_guard, bare.init(jax.random.key(0))[0], n, steps),
         "envhub": scan_loop(envhub_step, guarded.init(jax.random.key(0))[0], n, steps),
     }
@@ -103,8 +116,8 @@ def main() -> None:
                  "ratio_to_xla_step": {k: round(base / v, 3) for k, v in medians.items()}}], args.json)  # fmt: skip
     for env in (guarded, bare):
         env.close()
-    sync.close()
-    pool.close()
+    for pool in (sync, same_pool, halves_pool):
+        pool.close()
 
 
 if __name__ == "__main__":
