@@ -31,26 +31,37 @@ def actions(key: jax.Array, n: int, num_actions: int) -> jax.Array:
     return jax.random.randint(key, (n,), 0, num_actions, jnp.int32)
 
 
-def envhub_scan(task: str, n: int, steps: int, num_actions: int):
-    env = envhub.make(f"envpool/{task}", num_envs=n)
-    assert env.fast_path, env.fast_path_reason
+def scan_loop(step, carry, n: int, steps: int, num_actions: int = 2):
+    """A callable running ``steps`` of ``step(key, carry, actions) -> (carry, reward)`` with random actions
+    in one jitted scan, the carry kept between calls (a pool's handle or state cannot be replayed)."""
 
     @jax.jit
-    def rollout(state, key):
-        def body(state, key):
-            state, ts = env.step(key, state, actions(key, n, num_actions))
-            return state, ts.reward.sum()
+    def rollout(carry, key):
+        def body(carry, key):
+            carry, reward = step(key, carry, actions(key, n, num_actions))
+            return carry, reward.sum()
 
-        state, rewards = jax.lax.scan(body, state, jax.random.split(key, steps))
-        return state, rewards.sum()
+        carry, rewards = jax.lax.scan(body, carry, jax.random.split(key, steps))
+        return carry, rewards.sum()
 
-    box = [env.init(jax.random.key(0))[0]]
+    box = [carry]
 
     def run():
         box[0], total = rollout(box[0], jax.random.key(1))
         return jax.block_until_ready(total)
 
-    return run, env.close
+    return run
+
+
+def envhub_scan(task: str, n: int, steps: int, num_actions: int):
+    env = envhub.make(f"envpool/{task}", num_envs=n)
+    assert env.fast_path, env.fast_path_reason
+
+    def step(key, state, action):
+        state, ts = env.step(key, state, action)
+        return state, ts.reward
+
+    return scan_loop(step, env.init(jax.random.key(0))[0], n, steps, num_actions), env.close
 
 
 def raw_pool(task: str, n: int):
@@ -63,24 +74,13 @@ def raw_pool(task: str, n: int):
 
 def envpool_xla_scan(task: str, n: int, steps: int, num_actions: int):
     env = raw_pool(task, n)
-    handle, _, _, step = env.xla()
+    handle, _, _, xla_step = env.xla()
 
-    @jax.jit
-    def rollout(handle, key):
-        def body(handle, key):
-            handle, (_, reward, _, _, _) = step(handle, actions(key, n, num_actions))
-            return handle, reward.sum()
+    def step(key, handle, action):
+        handle, (_, reward, _, _, _) = xla_step(handle, action)
+        return handle, reward
 
-        handle, rewards = jax.lax.scan(body, handle, jax.random.split(key, steps))
-        return handle, rewards.sum()
-
-    box = [handle]
-
-    def run():
-        box[0], total = rollout(box[0], jax.random.key(1))
-        return jax.block_until_ready(total)
-
-    return run, env.close
+    return scan_loop(step, handle, n, steps, num_actions), env.close
 
 
 def native_loop(task: str, n: int, steps: int, num_actions: int):

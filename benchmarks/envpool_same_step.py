@@ -21,34 +21,13 @@ import argparse
 import warnings
 
 import jax
-import jax.numpy as jnp
 from _timing import interleaved_medians, write_json
 from envhub_envpool._shim import import_envpool
+from envpool_envs import scan_loop
 
 import envhub
 
 warnings.filterwarnings("ignore", module="gymnasium")
-
-
-def scan_loop(step, carry, n: int, steps: int):
-    """A callable running ``steps`` of ``step(key, carry, actions) -> (carry, reward)`` in one jitted scan."""
-
-    @jax.jit
-    def rollout(carry, key):
-        def body(carry, key):
-            carry, reward = step(key, carry, jax.random.randint(key, (n,), 0, 2, jnp.int32))
-            return carry, reward.sum()
-
-        carry, rewards = jax.lax.scan(body, carry, jax.random.split(key, steps))
-        return carry, rewards.sum()
-
-    box = [carry]
-
-    def run():
-        box[0], total = rollout(box[0], jax.random.key(1))
-        return jax.block_until_ready(total)
-
-    return run
 
 
 def main() -> None:

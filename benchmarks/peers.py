@@ -39,7 +39,7 @@ warnings.filterwarnings("ignore", module="gymnasium")
 
 
 def installed(name: str) -> str | None:
-    """``name==version`` if the distribution is installed, else None."""
+    """``"name version"`` if the distribution is installed (the label of its row), else None."""
     try:
         return f"{name} {importlib.metadata.version(name)}"
     except importlib.metadata.PackageNotFoundError:
@@ -124,7 +124,7 @@ def gymnax_suite(n: int, steps: int) -> dict:
 
 
 def envpool_suite(n: int, steps: int) -> dict:
-    from envpool_envs import actions, envhub_scan, envpool_xla_scan, raw_pool
+    from envpool_envs import envhub_scan, envpool_xla_scan, raw_pool, scan_loop
 
     timed = {
         "envpool xla (raw)": envpool_xla_scan("CartPole-v1", n, steps, 2),
@@ -136,21 +136,11 @@ def envpool_suite(n: int, steps: int) -> dict:
         pool = raw_pool("CartPole-v1", n)
         env = EnvPoolXLAWrapper(pool)
 
-        @jax.jit
-        def rollout(state, key):
-            def body(state, key):
-                ts, state = env.step(jax.random.split(key, n), state, actions(key, n, 2))
-                return state, ts.reward.sum()
+        def step(key, state, action):
+            ts, state = env.step(jax.random.split(key, n), state, action)
+            return state, ts.reward
 
-            state, rewards = jax.lax.scan(body, state, jax.random.split(key, steps))
-            return state, rewards.sum()
-
-        box = [env.reset(jax.random.split(jax.random.key(0), n))[1]]  # one key per env, as it asks
-
-        def run():
-            box[0], total = rollout(box[0], jax.random.key(1))
-            return jax.block_until_ready(total)
-
+        run = scan_loop(step, env.reset(jax.random.split(jax.random.key(0), n))[1], n, steps)  # a key per env
         timed[installed("jaxnasium")] = (run, pool.close)
     return {"suite": "envpool CartPole-v1", "num_envs": n, "steps": steps, "raw": "envpool xla (raw)", "timed": timed}
 
