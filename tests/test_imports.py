@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx")
 BACKENDS = (
     "gymnax",
     "gymnasium",
@@ -17,6 +17,8 @@ BACKENDS = (
     "mujoco",
     "flax",
     "ale_py",
+    "pgx",
+    "pgx_minatar",
 )
 
 PROBE = """

@@ -13,7 +13,7 @@ import envhub
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
-IN_REPO = ("brax", "craftax", "envpool", "gymnasium", "gymnax", "jumanji", "playground", "xminigrid")
+IN_REPO = ("brax", "craftax", "envpool", "gymnasium", "gymnax", "jumanji", "pgx", "playground", "xminigrid")
 
 
 def _built_metadata(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -66,5 +66,5 @@ def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     assert [p.name for p in script.PROJECTS[1:]] == [f"envhub-{b}" for b in IN_REPO]  # no plugins/_template
-    assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 9
+    assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 1 + len(IN_REPO)
     assert "all eighteen files (nine projects, two files each)" in " ".join(script.__doc__.split())

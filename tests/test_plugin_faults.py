@@ -345,6 +345,7 @@ TYPOS = {
     "craftax": "craftx",
     "xminigrid": "xminigird",
     "playground": "playgrond",
+    "pgx": "pgxx",
 }
 
 

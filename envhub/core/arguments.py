@@ -35,4 +35,17 @@ def positive_int(name: str, value: Any, *, none: str | None = None, where: str =
     return value
 
 
-__all__ = ["positive_int"]
+def single_agent_only(what: str, env: Any, instead: str) -> None:
+    """Refuse a multi-agent ``env`` (its reward a dict per agent) for ``what``, which needs one reward per step.
+
+    Raises:
+        InvalidArgumentError: ``env.agents`` is not empty; the message says what to do ``instead``.
+    """
+    if env.agents:
+        raise InvalidArgumentError(
+            f"{what} needs one reward per step, but {env.id!r} is multi-agent (agents {env.agents}): its reward "
+            f"is a dict per agent; {instead} (docs/multi-agent.md)."
+        )
+
+
+__all__ = ["positive_int", "single_agent_only"]

@@ -18,7 +18,8 @@ class TimeStep(Generic[Obs]):
 
     Attributes:
         obs: The observation to act on next (after an auto-reset: the new episode's first).
-        reward: float32 reward of this step (0 after init/reset).
+        reward: float32 reward of this step (0 after init/reset); in a multi-agent env, a dict of them
+            keyed by ``env.agents``.
         terminated: The episode reached a terminal state; do not bootstrap.
         truncated: The episode was cut (time limit); bootstrap from ``final_obs``.
         final_obs: The observation this step reached, before any auto-reset; equals ``obs``
@@ -53,7 +54,8 @@ class TimeStep(Generic[Obs]):
         """
         terminated = jnp.asarray(terminated, jnp.bool_)
         truncated = truncated_unless_terminated(terminated, jnp.asarray(truncated, jnp.bool_))
-        return cls(obs, jnp.asarray(reward, jnp.float32), terminated, truncated, final_obs, info)
+        reward = jax.tree.map(lambda r: jnp.asarray(r, jnp.float32), reward)
+        return cls(obs, reward, terminated, truncated, final_obs, info)
 
     @classmethod
     def termination(cls, obs: Obs, reward: Any, info: dict[str, Any], final_obs: Obs | None = None) -> TimeStep[Obs]:
@@ -72,11 +74,17 @@ class TimeStep(Generic[Obs]):
         return cls.transition(obs, reward, ~flags, flags, obs if final_obs is None else final_obs, info)
 
     @classmethod
-    def first(cls, obs: Obs, info: dict[str, Any], batch_shape: tuple[int, ...] = ()) -> TimeStep[Obs]:
-        """Build the TimeStep of a new episode: zero reward, no flags, ``final_obs = obs``."""
+    def first(
+        cls, obs: Obs, info: dict[str, Any], batch_shape: tuple[int, ...] = (), reward: Any = None
+    ) -> TimeStep[Obs]:
+        """Build the TimeStep of a new episode: zero reward, no flags, ``final_obs = obs``.
+
+        ``reward``: the structure of a step's reward when it is not one array (a dict per agent).
+        """
+        zero = lambda _: jnp.zeros(batch_shape, jnp.float32)  # noqa: E731
         return cls(
             obs=obs,
-            reward=jnp.zeros(batch_shape, jnp.float32),
+            reward=zero(None) if reward is None else jax.tree.map(zero, reward),
             terminated=jnp.zeros(batch_shape, jnp.bool_),
             truncated=jnp.zeros(batch_shape, jnp.bool_),
             final_obs=obs,

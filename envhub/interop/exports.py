@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from envhub.core.arguments import single_agent_only
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 
@@ -19,6 +20,7 @@ def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0, render_mode: st
         raise InvalidArgumentError(
             f"to_gymnasium needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: use to_gymnasium_vector."
         )
+    single_agent_only("to_gymnasium", env, "gymnasium.Env is single-agent")
     from envhub.interop.gym_env import EnvhubEnv
 
     return EnvhubEnv(env, seed, render_mode)
@@ -33,6 +35,7 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0, autorese
     """
     if env.num_envs is None:
         raise InvalidArgumentError(f"to_gymnasium_vector needs a batched env; make {env.id!r} with num_envs=N.")
+    single_agent_only("to_gymnasium_vector", env, "gymnasium's VectorEnv is single-agent")
     from envhub.interop.gym_vector import EnvhubVectorEnv
 
     return EnvhubVectorEnv(env, seed, autoreset_mode)

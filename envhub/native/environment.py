@@ -94,7 +94,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         self.reset_spares = (
             num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
         )
-        self._info_shapes: Any = None
+        self._step_out_shapes: Any = None
 
     # --- what backends implement -------------------------------------------------------------
 
@@ -148,7 +148,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        if name != "_info_shapes":  # the backend's functions read its attributes: compile and trace them anew
+        if name != "_step_out_shapes":  # the backend's functions read its attributes: compile and trace them anew
             self.__dict__.pop("_compiled", None)
             self.__dict__.pop("_inner", None)
 
@@ -226,16 +226,21 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         return self._map(reset, key, done, reached), None
 
     def _first_timestep(self, obs: Obs, key: jax.Array, env: S) -> TimeStep[Obs]:
-        return TimeStep.first(obs, self._zero_info(key, env), self._batch)
+        info, reward = self._step_shapes(key, env)
+        zero_info = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), info)
+        return TimeStep.first(obs, zero_info, self._batch, reward=reward if self.agents else None)
 
-    def _zero_info(self, key: jax.Array, env: S) -> dict[str, Any]:
-        """Zeros shaped like a step's info, so init, reset and step share one pytree structure."""
-        if self._info_shapes is None:
+    def _step_shapes(self, key: jax.Array, env: S) -> tuple[Any, Any]:
+        """The shapes of a step's ``info`` and ``reward``, so init, reset and step share one pytree structure."""
+        if self._step_out_shapes is None:
+
+            def info_and_reward(k: jax.Array, e: S, a: Action) -> tuple[Any, Any]:
+                out = self._map(self._traced_once("_step_one"), k, e, a)
+                return _strong((out.info, out.reward))
+
             action = self.action_space.sample(jax.random.key(0))
-            self._info_shapes = jax.eval_shape(
-                lambda k, e, a: _strong(self._map(self._traced_once("_step_one"), k, e, a).info), key, env, action
-            )
-        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self._info_shapes)
+            self._step_out_shapes = jax.eval_shape(info_and_reward, key, env, action)
+        return self._step_out_shapes
 
 
 def take_time_limit(kwargs: dict[str, Any], native: str, default: Any) -> Any:

@@ -20,6 +20,7 @@ from envhub.testing.compare import (
     CheckFailure,
     CheckSkipped,
     batch_shape,
+    check_reward_structure,
     leaf_equal,
     require,
     same_structure,
@@ -52,10 +53,12 @@ def check_init(probe: Probe) -> None:
     ts = probe.at_zero["first"]
     require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
     batch = batch_shape(probe.env)
-    require(
-        jnp.asarray(ts.reward).dtype == jnp.float32 and jnp.shape(ts.reward) == batch,
-        f"reward must be float32 of shape {batch}, got {jnp.asarray(ts.reward).dtype} {jnp.shape(ts.reward)}",
-    )
+    check_reward_structure(probe.env, ts.reward)
+    for reward in jax.tree.leaves(ts.reward):
+        require(
+            reward.dtype == jnp.float32 and reward.shape == batch and not bool(jnp.any(reward)),
+            f"reward must be float32 zeros of shape {batch} after init, got {reward.dtype} {reward.shape}",
+        )
     for flag in ("terminated", "truncated"):
         value = jnp.asarray(getattr(ts, flag))
         require(
@@ -144,7 +147,7 @@ def check_autoreset(probe: Probe) -> None:
         num_steps = probe.limited_steps
         run = probe.run_limited(*keys)
         steps, inside = run["steps"], run["inside"]
-        batch_ndim = np.ndim(steps.reward) - 1
+        batch_ndim = np.ndim(steps.terminated) - 1
     terminated, truncated = np.asarray(steps.terminated), np.asarray(steps.truncated)
     done = terminated | truncated
     require(
@@ -163,7 +166,12 @@ def check_autoreset(probe: Probe) -> None:
     )
     require(np.all(inside["obs"]), "some obs lie outside observation_space")
     require(np.all(inside["final_obs"]), "some final_obs lie outside observation_space")
-    require(np.asarray(steps.reward).dtype == np.float32, "reward is not float32")
+    check_reward_structure(probe.env, steps.reward)
+    for reward in jax.tree.leaves(steps.reward):
+        require(
+            reward.dtype == np.float32 and reward.shape == steps.terminated.shape,
+            f"a step's reward is {reward.dtype} {reward.shape}, not float32 of the flags' shape {steps.terminated.shape}",
+        )
 
 
 def check_truncation(probe: Probe) -> None:
@@ -174,7 +182,7 @@ def check_truncation(probe: Probe) -> None:
     limit, keys = options.time_limit, (jax.random.key(13), jax.random.key(14))
     short = probe.run_limited(*keys)["steps"]
     long = probe.run(*keys)["steps"]  # the default (longer) limit: the same trajectory until an end
-    batch_ndim = np.ndim(short.reward) - 1
+    batch_ndim = np.ndim(short.terminated) - 1
     terminated, truncated = np.asarray(short.terminated), np.asarray(short.truncated)
     done = terminated | truncated
     # Episode lengths per environment: every truncation at exactly `limit`, none longer.

@@ -106,6 +106,7 @@ def space_mismatch(space: spaces.Space, tree: Any, name: str) -> str | None:
 
 
 __all__ = [
+    "check_reward_structure",
     "CheckFailure",
     "CheckSkipped",
     "avals",
@@ -116,3 +117,22 @@ __all__ = [
     "space_mismatch",
     "trees_close",
 ]
+
+
+def check_reward_structure(env: Environment[Any, Any, Any], reward: Any) -> None:
+    """One reward array, or (multi-agent) a dict keyed by ``env.agents`` in their order (docs/multi-agent.md)."""
+    if not env.agents:
+        require(
+            not isinstance(reward, dict),
+            f"reward is a dict {sorted(reward) if isinstance(reward, dict) else ''} but env.agents is ()",
+        )
+        return
+    require(
+        isinstance(env.agents, tuple) and all(isinstance(a, str) for a in env.agents),
+        f"env.agents is {env.agents!r}, not a tuple of names",
+    )
+    require(
+        isinstance(reward, dict) and tuple(reward) == env.agents,
+        f"a multi-agent reward must be a dict keyed by env.agents {env.agents} in that order, got "
+        f"{tuple(reward) if isinstance(reward, dict) else type(reward).__name__}",
+    )

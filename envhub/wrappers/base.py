@@ -112,6 +112,10 @@ class Wrapper(Environment[Any, Any, Any]):
         return self.env.is_jax_native
 
     @property
+    def agents(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.env.agents
+
+    @property
     def closed(self) -> bool:
         return self.env.closed
 

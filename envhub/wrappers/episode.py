@@ -67,7 +67,7 @@ class IgnoreTruncation(TimeStepWrapper):
 
 
 class RecordEpisodeStatistics(StatefulWrapper):
-    """Add episode statistics to ``info``, per environment.
+    """Add episode statistics to ``info``, per environment (the returns per agent in a multi-agent env).
 
     ``episode_return``/``episode_length``: the episode so far, this step included (on a step where
     ``ts.done``, the finished episode's totals). ``last_episode_return``/``last_episode_length``: the
@@ -75,9 +75,10 @@ class RecordEpisodeStatistics(StatefulWrapper):
     All four are 0 after init and after a reset of that environment.
     """
 
-    def _episode_start(self, ts: TimeStep[Any]) -> dict[str, jax.Array]:
+    def _episode_start(self, ts: TimeStep[Any]) -> dict[str, Any]:
         shape = batch_shape(self.env)
-        returns, lengths = jnp.zeros(shape, jnp.float32), jnp.zeros(shape, jnp.int32)
+        returns = jax.tree.map(lambda _: jnp.zeros(shape, jnp.float32), ts.reward)  # a dict per agent if multi-agent
+        lengths = jnp.zeros(shape, jnp.int32)
         return {
             "episode_return": returns,
             "episode_length": lengths,
@@ -91,11 +92,11 @@ class RecordEpisodeStatistics(StatefulWrapper):
     def _step(self, key: jax.Array, state: WrapperState, action: Any) -> tuple[WrapperState, TimeStep[Any]]:
         env_state, ts = self.env.step(key, state.env_state, action)
         current = {
-            "episode_return": state.wrapper_state["episode_return"] + ts.reward,
+            "episode_return": jax.tree.map(jnp.add, state.wrapper_state["episode_return"], ts.reward),
             "episode_length": state.wrapper_state["episode_length"] + 1,
         }
-        last = {f"last_{k}": jnp.where(ts.done, v, state.wrapper_state[f"last_{k}"]) for k, v in current.items()}
-        carried = {k: jnp.where(ts.done, jnp.zeros_like(v), v) for k, v in current.items()}
+        last = {f"last_{k}": select(ts.done, v, state.wrapper_state[f"last_{k}"]) for k, v in current.items()}
+        carried = {k: select(ts.done, jax.tree.map(jnp.zeros_like, v), v) for k, v in current.items()}
         return WrapperState(env_state, {**carried, **last}), ts.replace(info={**ts.info, **current, **last})
 
 
@@ -151,7 +152,7 @@ class ActionRepeat(Wrapper):
             state, ts, total = carry
             new_state, new_ts = self.env.step(step_key, state, action)
             ended = ts.done  # this environment's episode already ended: keep its results
-            new_ts = new_ts.replace(reward=total + new_ts.reward)
+            new_ts = new_ts.replace(reward=jax.tree.map(jnp.add, total, new_ts.reward))
             kept_ts = select(ended, ts.replace(reward=total), new_ts)
             return (select(ended, state, new_state), kept_ts, kept_ts.reward), None
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
+from envhub.core.arguments import single_agent_only
 from envhub.core.env import Environment
 from envhub.core.types import TimeStep
 from envhub.wrappers.base import StatefulWrapper, WrapperState, batch_shape
@@ -65,6 +66,7 @@ class NormalizeReward(StatefulWrapper):
     """
 
     def __init__(self, env: Environment[Any, Any, Any], gamma: float = 0.99, epsilon: float = 1e-8):
+        single_agent_only("NormalizeReward", env, "normalize each agent's reward in your learner instead")
         super().__init__(env)
         self.gamma, self.epsilon = gamma, epsilon
 

@@ -101,7 +101,8 @@ class TransformObservation(TimeStepWrapper):
 
 
 class TransformReward(TimeStepWrapper):
-    """Pass every reward through ``fn`` (jittable, of one env's float32 reward, returning one number).
+    """Pass every reward through ``fn`` (jittable, of one env's float32 reward, returning one number); in a
+    multi-agent env, each agent's reward.
 
     Raises:
         InvalidArgumentError: ``fn`` cannot be traced on a float32 scalar, or does not return a scalar.
@@ -114,7 +115,7 @@ class TransformReward(TimeStepWrapper):
         self._fn = _per_env(env, fn)
 
     def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
-        return ts.replace(reward=self._fn(ts.reward).astype(jnp.float32))
+        return ts.replace(reward=jax.tree.map(lambda r: self._fn(r).astype(jnp.float32), ts.reward))
 
 
 class TransformAction(Wrapper):

@@ -1,0 +1,220 @@
+"""envhub-pgx: the conformance kit on representative games, a compiled smoke rollout on every other one, and
+ground truth against pgx itself (the same keys and actions give pgx's values).
+
+The kit on all 20 games would take minutes of compiling (shogi's step alone ~12 s); it runs on games that
+cover every mapping (KIT_GAMES) and ENVHUB_FULL_KIT=1 runs it on all of them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+import pytest
+
+import envhub
+from envhub import testing
+from envhub.plugin import ActionError, InvalidArgumentError, spaces
+
+IDS = [f"pgx/{name}" for name in pgx.available_envs()]
+
+
+def test_every_pgx_game_is_listed():
+    assert [s.id for s in envhub.list_envs("pgx")] == sorted(IDS, key=str.lower)
+    assert all(s.available for s in envhub.list_envs("pgx"))
+
+
+# --- the conformance kit ----------------------------------------------------------------------------
+
+# tic_tac_toe: two players, no chance; 2048: one player, chance in every step (batched); kuhn_poker: a deal
+# drawn at init; sparrow_mahjong: three players.
+KIT_GAMES = ("tic_tac_toe", "2048", "kuhn_poker", "sparrow_mahjong")
+FULL_KIT = os.environ.get("ENVHUB_FULL_KIT") == "1"
+SMOKE_IDS = [] if FULL_KIT else [i for i in IDS if i.split("/")[1] not in KIT_GAMES]
+
+for _env_id in IDS if FULL_KIT else [f"pgx/{n}" for n in KIT_GAMES]:
+    _name = "TestKit_" + "".join(c if c.isalnum() else "_" for c in _env_id.split("/", 1)[1])
+    globals()[_name] = type(
+        _name,
+        (testing.ConformanceTests,),
+        {"env_id": _env_id, "__module__": __name__, "make_kwargs": {"num_envs": 3} if "2048" in _env_id else {}},
+    )
+
+
+@pytest.mark.parametrize("env_id", SMOKE_IDS)
+def test_smoke(env_id):
+    """One compiled rollout of 2 games with a time limit of 3: observations inside the spaces, the reward
+    per agent, one structure from init and step, a game end every 3 moves at the latest."""
+    env = envhub.make(env_id, num_envs=2, max_episode_steps=3)
+    space = env.observation_space
+
+    @jax.jit
+    def run(key):
+        state, first = env.init(key)
+
+        def body(carry, k):
+            state, ts = env.step(k, carry[0], legal_action(jax.random.fold_in(k, 1), carry[1]))
+            return (state, ts.obs), (ts, space.contains(ts.obs) & space.contains(ts.final_obs))
+
+        _, (steps, inside) = jax.lax.scan(body, (state, first.obs), jax.random.split(key, 7))
+        return first, steps, inside & space.contains(first.obs)
+
+    first, steps, inside = run(jax.random.key(0))
+    assert bool(inside.all()), f"{env_id}: an observation outside {space}"
+    assert jax.tree.structure(first) == jax.tree.structure(jax.tree.map(lambda x: x[0], steps))
+    rewards = steps.reward if env.agents else {"": steps.reward}
+    assert tuple(rewards) == (env.agents or ("",))
+    assert all(r.dtype == jnp.float32 and r.shape == (7, 2) for r in rewards.values())
+    done = np.asarray(steps.done)
+    assert done[:3].any(axis=0).all() and done[3:6].any(axis=0).all()  # every game ends within 3 moves
+    assert not np.asarray(steps.truncated & steps.terminated).any()
+
+
+def legal_action(key, obs):
+    """A uniformly random legal move per game."""
+    logits = jnp.where(obs["legal_action_mask"], 0.0, -jnp.inf)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+# --- ground truth: envhub and pgx side by side -------------------------------------------------------
+
+
+def _rollout(env, key, num_steps, illegal_every=0):
+    """A compiled rollout of random legal moves (and an illegal-or-random one every ``illegal_every`` steps);
+    per step: the state before, the step key, the action and the TimeStep."""
+
+    def body(carry, k):
+        state, obs = carry
+        action = legal_action(jax.random.fold_in(k, 1), obs)
+        if illegal_every:
+            uniform = jax.random.randint(jax.random.fold_in(k, 2), action.shape, 0, env.single_action_space.n)
+            action = jnp.where(jax.random.uniform(jax.random.fold_in(k, 3)) < 1 / illegal_every, uniform, action)
+        new, ts = env.step(k, state, action)
+        return (new, ts.obs), (state, k, action, ts)
+
+    state, first = env.init(key)
+    keys = jax.random.split(jax.random.fold_in(key, 1), num_steps)
+    return jax.jit(lambda c: jax.lax.scan(body, c, keys)[1])((state, first.obs))
+
+
+def _pgx_side_by_side(game, before, keys, actions, num_envs):
+    """pgx's own step of envhub's state before each step, with the per-env keys envhub's base gives it,
+    and pgx's init with the key envhub resets with."""
+    step_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[0], num_envs))(keys)
+    reached = jax.jit(jax.vmap(jax.vmap(game.step)))(before.env, actions, step_keys)
+    return reached, step_keys
+
+
+def _assert_equal(a, b, where=None):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        np.testing.assert_array_equal(x if where is None else x[where], y if where is None else y[where])
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [("connect_four", {}), ("backgammon", {}), ("2048", {}), ("minatar-breakout", {"sticky_action_prob": 0.3})],
+)
+def test_steps_are_pgx_steps(name, kwargs):
+    """Every step is pgx's step of the same state, action and key: observation, mask, player, rewards and
+    the end of the game; where a game ended, the next one starts (same step) and final_obs is the reached one."""
+    num_envs, num_steps = 4, 60
+    env = envhub.make(f"pgx/{name}", num_envs=num_envs, reset_spares=False, **kwargs)
+    game = type(pgx.make(name))(**kwargs)
+    before, keys, actions, ts = _rollout(env, jax.random.key(0), num_steps, illegal_every=10)  # illegal moves end games
+    reached, _ = _pgx_side_by_side(game, before, keys, actions, num_envs)
+    from envhub_pgx.environment import observation
+
+    _assert_equal(ts.final_obs, observation(reached))
+    rewards = [ts.reward[a] for a in env.agents] if env.agents else [ts.reward]
+    np.testing.assert_array_equal(np.stack(rewards, -1), reached.rewards)
+    np.testing.assert_array_equal(ts.terminated, reached.terminated)
+    done = np.asarray(ts.done)
+    _assert_equal(ts.obs, observation(reached), ~done)  # no game ended: the position reached
+    assert done.any(), f"no {name} game ended in {num_steps} moves: the reset was not checked"
+    # Where a game ended, obs is pgx's init with the key the base resets with (reset_spares=False: per env).
+    reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], num_envs))(keys)
+    first = jax.jit(jax.vmap(jax.vmap(game.init)))(reset_keys)
+    _assert_equal(ts.obs, observation(first), done)
+
+
+def test_illegal_move_ends_the_game_with_pgx_penalty():
+    """A move the mask forbids ends the game: the mover gets -1, the other player +1 (pgx's rule), and the
+    same step starts the next game."""
+    env = envhub.make("pgx/tic_tac_toe")
+    state, ts = env.init(jax.random.key(0))
+    state, ts = env.step(jax.random.key(1), state, jnp.int32(4))  # the centre
+    mover = int(ts.obs["current_player"])
+    assert not bool(ts.obs["legal_action_mask"][4])
+    state, ts = env.step(jax.random.key(2), state, jnp.int32(4))  # the centre again: illegal
+    assert bool(ts.terminated) and not bool(ts.truncated)
+    assert float(ts.reward[f"player_{mover}"]) == -1.0 and float(ts.reward[f"player_{1 - mover}"]) == 1.0
+    assert bool(ts.obs["legal_action_mask"].all()) and int(ts.obs["observation"].sum()) == 0  # a new game
+
+
+def test_action_outside_the_space_is_an_envhub_error():
+    env = envhub.make("pgx/connect_four")
+    state, _ = env.init(jax.random.key(0))
+    with pytest.raises(ActionError, match=r"'pgx/connect_four': 9 is outside \[0, 7\)"):
+        env.step(jax.random.key(1), state, jnp.int32(9))
+
+
+def test_spaces_and_agents():
+    chess = envhub.make("pgx/chess", num_envs=2)
+    assert chess.agents == ("player_0", "player_1")
+    assert chess.single_action_space == spaces.Discrete(4672, dtype=np.int32)
+    obs = chess.single_observation_space.spaces
+    assert obs["legal_action_mask"] == spaces.Box(False, True, (4672,), np.bool_)
+    assert obs["current_player"] == spaces.Discrete(2, dtype=np.int32)
+    assert obs["observation"].shape == (8, 8, 119) and obs["observation"].dtype == np.float32
+    assert envhub.make("pgx/sparrow_mahjong").agents == ("player_0", "player_1", "player_2")
+    solo = envhub.make("pgx/minatar-freeway")
+    assert solo.agents == () and solo.single_observation_space.spaces["current_player"] == spaces.Discrete(
+        1, dtype=np.int32
+    )
+    assert envhub.make("pgx/go_9x9").single_observation_space.spaces["observation"].shape == (9, 9, 17)
+
+
+def test_kwargs_reach_the_game():
+    assert float(envhub.make("pgx/go_9x9", komi=0.5).unwrapped.game._game.komi) == 0.5  # pgx keeps it in its Game
+    assert envhub.make("pgx/minatar-breakout", sticky_action_prob=0.0).unwrapped.game.sticky_action_prob == 0.0
+    with pytest.raises(envhub.EnvKwargsError, match="size"):
+        envhub.make("pgx/go_9x9", size=13)  # the id fixes it
+    with pytest.raises(envhub.EnvKwargsError, match="size"):
+        envhub.make("pgx/hex", size=5)  # pgx 2.6.0's Hex runs at its default size only
+
+
+def test_time_limit_truncates_games():
+    env = envhub.make("pgx/go_9x9", num_envs=2, max_episode_steps=4)
+    before, *_, ts = _rollout(env, jax.random.key(3), 8)
+    every_fourth = np.array([0, 0, 0, 1, 0, 0, 0, 1], bool)[:, None]
+    np.testing.assert_array_equal(ts.done, np.broadcast_to(every_fourth, (8, 2)))
+    # A game pgx ends on the limit step (both players passed) is terminated; the others are truncated.
+    np.testing.assert_array_equal(ts.truncated, every_fourth & ~np.asarray(ts.terminated))
+    assert np.asarray(ts.truncated).sum() >= 2 and np.asarray(before.steps).max() == 3
+
+
+# --- multi-agent rewards through the wrappers ---------------------------------------------------------
+
+
+def test_reward_wrappers_work_per_agent_or_refuse():
+    env = envhub.make("pgx/tic_tac_toe", num_envs=8)
+    stats = envhub.wrappers.RecordEpisodeStatistics(envhub.wrappers.ClipReward(env, -0.5, 0.5))
+    *_, ts = _rollout(stats, jax.random.key(4), 40, illegal_every=4)
+    done = np.asarray(ts.done)
+    assert done.any()
+    for agent in env.agents:
+        assert set(np.unique(np.asarray(ts.reward[agent]))) <= {-0.5, 0.0, 0.5}  # clipped per agent
+        np.testing.assert_array_equal(ts.info["last_episode_return"][agent][done], np.asarray(ts.reward[agent])[done])
+    # One game ends with +-0.5 for the two players: the returns of a finished game sum to 0.
+    total = sum(np.asarray(ts.info["episode_return"][a]) for a in env.agents)
+    np.testing.assert_array_equal(total[done], 0.0)
+    with pytest.raises(
+        InvalidArgumentError, match=r"NormalizeReward needs one reward per step, but 'pgx/tic_tac_toe' is multi-agent"
+    ):
+        envhub.wrappers.NormalizeReward(env)
+    with pytest.raises(InvalidArgumentError, match=r"to_gymnasium_vector needs one reward per step.*single-agent"):
+        envhub.interop.to_gymnasium_vector(env)
