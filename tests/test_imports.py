@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl")
 BACKENDS = (
     "gymnax",
     "gymnasium",
@@ -19,6 +19,7 @@ BACKENDS = (
     "ale_py",
     "pgx",
     "pgx_minatar",
+    "jaxmarl",
 )
 
 PROBE = """

@@ -346,6 +346,7 @@ TYPOS = {
     "xminigrid": "xminigird",
     "playground": "playgrond",
     "pgx": "pgxx",
+    "jaxmarl": "jaxmarll",
 }
 
 

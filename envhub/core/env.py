@@ -42,8 +42,8 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     is_jax_native: bool = True
     #: What this env can draw: ``"rgb_array"`` (``render``), ``"html"`` (``envhub.record`` to ``.html``).
     render_modes: tuple[str, ...] = ()
-    #: The agents of a multi-agent env, in order (``docs/multi-agent.md``); ``()`` for a single-agent one.
-    #: Where it is not empty, ``TimeStep.reward`` is a dict keyed by these names.
+    #: The agents of a multi-agent env, in their order (``docs/multi-agent.md``); ``()`` for a single-agent
+    #: one. Where it is not empty, ``TimeStep.reward`` is a dict keyed by these names.
     agents: tuple[str, ...] = ()
 
     _closed: bool = False

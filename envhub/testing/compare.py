@@ -120,7 +120,10 @@ __all__ = [
 
 
 def check_reward_structure(env: Environment[Any, Any, Any], reward: Any) -> None:
-    """One reward array, or (multi-agent) a dict keyed by ``env.agents`` in their order (docs/multi-agent.md)."""
+    """One reward array, or (multi-agent) a dict keyed by the names in ``env.agents`` (docs/multi-agent.md).
+
+    JAX rebuilds a dict with its keys sorted, so the keys are compared as a set, not in ``env.agents``' order.
+    """
     if not env.agents:
         require(
             not isinstance(reward, dict),
@@ -132,7 +135,10 @@ def check_reward_structure(env: Environment[Any, Any, Any], reward: Any) -> None
         f"env.agents is {env.agents!r}, not a tuple of names",
     )
     require(
-        isinstance(reward, dict) and tuple(reward) == env.agents,
-        f"a multi-agent reward must be a dict keyed by env.agents {env.agents} in that order, got "
-        f"{tuple(reward) if isinstance(reward, dict) else type(reward).__name__}",
+        len(set(env.agents)) == len(env.agents), f"env.agents {env.agents} names an agent twice"
+    )
+    require(
+        isinstance(reward, dict) and sorted(reward) == sorted(env.agents),
+        f"a multi-agent reward must be a dict keyed by env.agents {env.agents}, got "
+        f"{sorted(reward) if isinstance(reward, dict) else type(reward).__name__}",
     )

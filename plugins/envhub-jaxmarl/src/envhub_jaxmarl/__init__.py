@@ -1,0 +1,89 @@
+"""envhub backend for JaxMARL: its simultaneous multi-agent environments, pure JAX, on envhub's JAX base.
+
+Every id of jaxmarl's registry is listed; the families whose episode ends the plugin can tell apart
+(termination or time limit) run (``FAMILIES``), the others are listed unavailable with the reason.
+jaxmarl is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+import envhub.plugin
+
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+
+# How each runnable id ends its episodes (envhub_jaxmarl.environment says what each family means).
+FAMILIES = {
+    **{name: "mpe" for name in (
+        "MPE_simple_v3", "MPE_simple_tag_v3", "MPE_simple_world_comm_v3", "MPE_simple_spread_v3",
+        "MPE_simple_crypto_v3", "MPE_simple_speaker_listener_v4", "MPE_simple_push_v3", "MPE_simple_adversary_v3",
+        "MPE_simple_reference_v3", "MPE_simple_facmac_v1", "MPE_simple_facmac_3a_v1", "MPE_simple_facmac_6a_v1",
+        "MPE_simple_facmac_9a_v1",
+    )},
+    "overcooked": "overcooked",
+    "overcooked_v2": "overcooked",
+    "SMAX": "smax",
+    "HeuristicEnemySMAX": "smax",
+    "hanabi": "hanabi",
+    "coin_game": "coin_game",
+}  # fmt: skip
+
+# Why the other ids of jaxmarl 0.2.0's registry do not run here.
+NOT_MAPPED = "envhub-jaxmarl does not map it yet (its episode ends are not told apart into terminated and truncated)"
+UNAVAILABLE = {
+    "LearnedPolicyEnemySMAX": "it needs a trained enemy policy and its parameters (jaxmarl's policy= and params=); "
+    "use SMAX or HeuristicEnemySMAX",
+    "storm": "jaxmarl 0.2.0's InTheGrid fails on reset (KeyError: 0: its agents are numbered, not named)",
+    "storm_2p": "its agents are numbered (0, 1), not named, and its observations are tuples; " + NOT_MAPPED,
+    "storm_np": "its agents are numbered (0, 1), not named; " + NOT_MAPPED,
+    "switch_riddle": NOT_MAPPED,
+    "jaxnav": NOT_MAPPED,
+    **{name: "MABrax: " + NOT_MAPPED + "; use brax/ for the single-agent robots" for name in (
+        "ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3",
+    )},
+}  # fmt: skip
+ROBOTARIUM = "it needs the jaxrobotarium package, which jaxmarl 0.2.0 imports from a git submodule that is not on PyPI"
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register every id of jaxmarl's registry (nothing is built)."""
+    from envhub_jaxmarl.environment import jaxmarl
+
+    for name in jaxmarl.registration.registered_envs:
+        if name not in FAMILIES:
+            register(name, None, unavailable=UNAVAILABLE.get(name, ROBOTARIUM if "Robotarium" in name else NOT_MAPPED))
+            continue
+        register(
+            name,
+            functools.partial(make_jaxmarl_env, name),
+            batching="native",
+            description="JaxMARL (JAX-native, multi-agent)",
+            check_options={"time_limit_kwarg": "max_episode_steps"},
+            kwargs=functools.partial(accepted_kwargs, name),
+        )
+
+
+def make_jaxmarl_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build jaxmarl ``name``: ``num_envs``, ``max_episode_steps`` (steps per episode: it sets jaxmarl's
+    ``max_steps`` where the env has one), ``reset_mode``/``reset_spares`` go to envhub; the other kwargs to
+    jaxmarl's constructor."""
+    from envhub_jaxmarl.environment import JaxMarlEnvironment
+
+    return JaxMarlEnvironment(name, FAMILIES[name], **kwargs)
+
+
+def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
+    """What ``make("jaxmarl/<name>", ...)`` takes: the env class's constructor arguments and envhub's."""
+    from envhub_jaxmarl.environment import default_time_limit, env_classes
+
+    table: dict[str, envhub.Kwarg] = {}
+    for cls in env_classes(name):
+        table = {**envhub.plugin.from_signature(cls)[0], **table}
+    table.pop("max_steps", None)  # jaxmarl's counts one step less on MPE and SMAX: max_episode_steps sets it
+    return {**table, **envhub.plugin.jax_kwargs(default_time_limit(name, FAMILIES[name]))}

@@ -1,0 +1,229 @@
+"""envhub-jaxmarl: the conformance kit on one env per family that ends episodes its own way, a compiled smoke
+rollout on every other runnable id, and ground truth against jaxmarl's own ``reset``/``step_env`` (the same
+keys and actions give jaxmarl's values; episode ends split into terminated and truncated)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jaxmarl
+import numpy as np
+import pytest
+from envhub_jaxmarl import FAMILIES
+from jaxmarl.environments.smax import map_name_to_scenario
+from jaxmarl.registration import registered_envs
+
+import envhub
+from envhub import testing
+from envhub.plugin import EnvUnavailableError, InvalidArgumentError
+
+SPECS = envhub.list_envs("jaxmarl")
+RUNNABLE = [s.id for s in SPECS if s.available]
+
+
+def test_every_jaxmarl_id_is_listed_and_the_unmapped_say_why():
+    assert sorted(s.name for s in SPECS) == sorted(registered_envs)
+    assert sorted(s.name for s in SPECS if s.available) == sorted(FAMILIES)
+    with pytest.raises(
+        EnvUnavailableError,
+        match=r"'jaxmarl/LearnedPolicyEnemySMAX' is listed but unavailable here: .*trained enemy policy",
+    ):
+        envhub.make("jaxmarl/LearnedPolicyEnemySMAX")
+    with pytest.raises(EnvUnavailableError, match=r"jaxrobotarium package"):
+        envhub.make("jaxmarl/JaxRobotarium_navigation")
+
+
+# --- the conformance kit ----------------------------------------------------------------------------
+
+# MPE: a time limit only; HeuristicEnemySMAX: wins and losses (terminated), masks, the time limit, batched;
+# hanabi: the game's end, masks, no limit of its own.
+KIT = {"MPE_simple_spread_v3": {}, "HeuristicEnemySMAX": {"num_envs": 2}, "hanabi": {}}
+for _name, _kwargs in KIT.items():
+    _cls = "TestKit_" + _name
+    globals()[_cls] = type(
+        _cls,
+        (testing.ConformanceTests,),
+        {"env_id": f"jaxmarl/{_name}", "make_kwargs": _kwargs, "__module__": __name__},
+    )
+
+
+def random_actions(env, key, obs):
+    """A random action per agent (a legal one where the env has masks)."""
+    keys = dict(zip(env.agents, jax.random.split(key, len(env.agents))))
+    out = {}
+    for agent in env.agents:
+        space = env.single_action_space.spaces[agent]
+        if isinstance(obs[agent], dict):
+            logits = jnp.where(obs[agent]["legal_action_mask"], 0.0, -jnp.inf)
+            out[agent] = jax.random.categorical(keys[agent], logits).astype(space.dtype)
+        else:
+            batch = () if env.num_envs is None else (env.num_envs,)
+            out[agent] = space.sample(keys[agent], batch)
+    return out
+
+
+def rollout(env, key, num_steps):
+    """A compiled rollout of random (legal) actions: per step the state before, the step key, actions, TimeStep."""
+
+    def body(carry, k):
+        state, obs = carry
+        actions = random_actions(env, jax.random.fold_in(k, 1), obs)
+        new, ts = env.step(k, state, actions)
+        return (new, ts.obs), (state, k, actions, ts)
+
+    state, first = env.init(key)
+    keys = jax.random.split(jax.random.fold_in(key, 1), num_steps)
+    return jax.jit(lambda c: jax.lax.scan(body, c, keys)[1])((state, first.obs))
+
+
+@pytest.mark.parametrize("env_id", [i for i in RUNNABLE if i.split("/")[1] not in KIT])
+def test_smoke(env_id):
+    """One compiled rollout of 2 envs with a time limit of 3: observations inside the spaces, a reward per
+    agent, an episode end every 3 steps at the latest."""
+    env = envhub.make(env_id, num_envs=2, max_episode_steps=3)
+    _, _, _, ts = rollout(env, jax.random.key(0), 7)
+    space = env.observation_space
+    inside = jax.vmap(lambda o, f: space.contains(o) & space.contains(f))(ts.obs, ts.final_obs)
+    assert bool(inside.all()), f"{env_id}: an observation outside {space}"
+    assert sorted(ts.reward) == sorted(env.agents)
+    assert all(r.dtype == jnp.float32 and r.shape == (7, 2) for r in ts.reward.values())
+    done = np.asarray(ts.done)
+    assert done[:3].any(axis=0).all() and done[3:6].any(axis=0).all()
+
+
+# --- ground truth: envhub and jaxmarl side by side ---------------------------------------------------
+
+
+def side_by_side(env, raw, before, keys, actions):
+    """jaxmarl's ``step_env`` of envhub's state before each step with the per-env key envhub's base gives it,
+    and jaxmarl's reset with the per-env key envhub resets with (reset_spares=False)."""
+    n = env.num_envs
+    step_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[0], n))(keys)
+    reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], n))(keys)
+    stepped = jax.jit(jax.vmap(jax.vmap(raw.step_env)))(step_keys, before.env, actions)
+    first_obs, _ = jax.jit(jax.vmap(jax.vmap(raw.reset)))(reset_keys)
+    return stepped, first_obs
+
+
+def own_obs(env, obs):
+    """Per agent, the observation without envhub's mask."""
+    return {a: obs[a]["observation"] if isinstance(obs[a], dict) else obs[a] for a in env.agents}
+
+
+def assert_trees_equal(a, b, where=None):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        np.testing.assert_array_equal(x if where is None else x[where], y if where is None else y[where])
+
+
+def test_mpe_steps_are_jaxmarl_steps_and_its_time_limit_is_truncation():
+    """MPE ends an episode only at its step limit: truncated, never terminated; jaxmarl's max_steps=25
+    runs 26 steps, which is envhub's default max_episode_steps, and max_episode_steps=T runs T."""
+    env = envhub.make("jaxmarl/MPE_simple_spread_v3", num_envs=3, reset_spares=False)
+    assert env.metadata["time_limit"] == 26
+    raw = jaxmarl.make("MPE_simple_spread_v3")
+    before, keys, actions, ts = rollout(env, jax.random.key(1), 60)
+    (obs, _, rewards, dones, _), first = side_by_side(env, raw, before, keys, actions)
+    assert_trees_equal(ts.final_obs, {a: obs[a] for a in env.agents})
+    assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
+    done = np.asarray(dones["__all__"])
+    np.testing.assert_array_equal(ts.truncated, done)
+    assert not np.asarray(ts.terminated).any()
+    np.testing.assert_array_equal(np.flatnonzero(done[:, 0]) + 1, [26, 52])  # every 26 steps
+    assert_trees_equal(ts.obs, {a: first[a] for a in env.agents}, done)  # jaxmarl's reset, same key
+    assert_trees_equal(ts.obs, ts.final_obs, ~done)
+    short = envhub.make("jaxmarl/MPE_simple_spread_v3", num_envs=2, max_episode_steps=5)
+    assert short.unwrapped.marl_env.max_steps == 4 and short.metadata["time_limit"] == 5
+    np.testing.assert_array_equal(
+        np.flatnonzero(np.asarray(rollout(short, jax.random.key(2), 12)[3].truncated)[:, 0]) + 1, [5, 10]
+    )
+
+
+def test_smax_wins_and_losses_are_terminated_the_limit_truncated_masks_are_jaxmarl_masks():
+    kwargs = {"scenario": map_name_to_scenario("3m"), "max_episode_steps": 20}
+    env = envhub.make("jaxmarl/HeuristicEnemySMAX", num_envs=4, reset_spares=False, **kwargs)
+    raw = jaxmarl.make("HeuristicEnemySMAX", scenario=kwargs["scenario"], max_steps=19)  # 20 steps (see README)
+    before, keys, actions, ts = rollout(env, jax.random.key(3), 120)
+    (obs, after, rewards, dones, _), _ = side_by_side(env, raw, before, keys, actions)
+    assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
+    assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
+    assert_trees_equal(ts.info["agent_done"], {a: dones[a] for a in env.agents})
+    masks = jax.vmap(jax.vmap(raw.get_avail_actions))(after)
+    assert_trees_equal({a: ts.final_obs[a]["legal_action_mask"] for a in env.agents}, masks)
+    alive = np.asarray(after.state.unit_alive)
+    wiped = ~alive[..., :3].any(-1) | ~alive[..., 3:].any(-1)
+    done = np.asarray(dones["__all__"])
+    np.testing.assert_array_equal(ts.terminated, done & wiped)
+    np.testing.assert_array_equal(ts.truncated, done & ~wiped)
+    assert np.asarray(ts.terminated).any() and np.asarray(ts.truncated).any(), "both ends must happen"
+
+
+def test_hanabi_ends_are_terminations_with_jaxmarl_legal_moves():
+    env = envhub.make("jaxmarl/hanabi", num_envs=8, reset_spares=False)
+    raw = jaxmarl.make("hanabi")
+    before, keys, actions, ts = rollout(env, jax.random.key(4), 80)
+    (obs, after, rewards, dones, _), first = side_by_side(env, raw, before, keys, actions)
+    assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
+    assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
+    legal = jax.vmap(jax.vmap(raw.get_legal_moves))(after)
+    assert_trees_equal({a: ts.final_obs[a]["legal_action_mask"] for a in env.agents}, legal)
+    done = np.asarray(dones["__all__"])
+    assert done.any()
+    np.testing.assert_array_equal(ts.terminated, done)
+    assert not np.asarray(ts.truncated).any()
+    assert_trees_equal(own_obs(env, ts.obs), {a: first[a] for a in env.agents}, done)
+
+
+def test_overcooked_limit_keeps_its_observations():
+    """Overcooked shows the time left in its observation: max_episode_steps is jaxmarl's own max_steps,
+    so the observations are those of jaxmarl's env with that limit, and the limit step is truncated."""
+    env = envhub.make("jaxmarl/overcooked", num_envs=2, max_episode_steps=6, reset_spares=False)
+    raw = jaxmarl.make("overcooked", max_steps=6)
+    before, keys, actions, ts = rollout(env, jax.random.key(5), 13)
+    (obs, _, rewards, dones, infos), _ = side_by_side(env, raw, before, keys, actions)
+    assert_trees_equal(ts.final_obs, {a: obs[a] for a in env.agents})
+    assert_trees_equal(ts.info["shaped_reward"], infos["shaped_reward"])
+    np.testing.assert_array_equal(np.flatnonzero(np.asarray(ts.truncated)[:, 0]) + 1, [6, 12])
+    assert not np.asarray(ts.terminated).any()
+
+
+def test_observation_spaces_fit_what_jaxmarl_returns():
+    """jaxmarl 0.2.0 declares Overcooked's grid as (5, 4, 26) float32; its observations are (4, 5, 26) uint8."""
+    space = envhub.make("jaxmarl/overcooked").single_observation_space.spaces["agent_0"]
+    assert space.shape == (4, 5, 26) and space.dtype == np.uint8
+    hanabi = envhub.make("jaxmarl/hanabi").single_observation_space.spaces["agent_0"]
+    assert hanabi["observation"].shape == (658,) and hanabi["legal_action_mask"].shape == (21,)
+
+
+def test_kwargs_reach_jaxmarl_and_max_steps_is_refused_with_the_name_to_use():
+    env = envhub.make("jaxmarl/MPE_simple_spread_v3", num_agents=4, num_landmarks=4)
+    assert env.agents == ("agent_0", "agent_1", "agent_2", "agent_3")
+    assert envhub.make("jaxmarl/HeuristicEnemySMAX").metadata["time_limit"] == 101
+    with pytest.raises(envhub.EnvKwargsError, match=r"max_steps"):
+        envhub.make("jaxmarl/SMAX", max_steps=10)
+    with pytest.raises(InvalidArgumentError, match=r"NormalizeReward needs one reward per step"):
+        envhub.wrappers.NormalizeReward(env)
+
+
+def test_importing_jaxmarl_leaves_stdout_alone():
+    """jaxmarl 0.2.0's import resets sys.stdout and prints to it; the plugin keeps both away from the caller
+    (in a fresh process, where jaxmarl is not yet imported): `envhub list jaxmarl --json` is JSON."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys\n"
+        "assert 'jaxmarl' not in sys.modules\n"
+        "buf = io.StringIO(); sys.stdout = buf\n"
+        "import envhub_jaxmarl.environment  # imports jaxmarl\n"
+        "kept = sys.stdout is buf\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(kept, repr(buf.getvalue()))\n"
+        "from envhub.cli import main\n"
+        "main(['list', 'jaxmarl', '--json'])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, listing = run.stdout.split("\n", 1)
+    assert first == "True ''" and "Submoduled environments not found" in run.stderr
+    assert {e["id"] for e in json.loads(listing) if e["available"]} == {f"jaxmarl/{n}" for n in FAMILIES}
