@@ -1,4 +1,4 @@
-"""Interop: envhub environments as gymnasium environments, and users' own env objects as envhub ones.
+"""Interop: envhub environments as gymnasium (and PettingZoo) environments, and users' own env objects as envhub ones.
 
 gymnasium, gymnax and brax are imported inside the functions that need them, never by ``import
 envhub``. The exports (``gym_env``, ``gym_vector``) compile one call per step (``compiled``);
@@ -12,7 +12,7 @@ from typing import Any
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.exports import to_gymnasium, to_gymnasium_vector
+from envhub.interop.exports import to_gymnasium, to_gymnasium_vector, to_pettingzoo_parallel
 from envhub.interop.registration import register_gymnasium
 
 
@@ -49,4 +49,5 @@ __all__ = [
     "to_gymnasium",
     "to_gymnasium_space",
     "to_gymnasium_vector",
+    "to_pettingzoo_parallel",
 ]

@@ -41,4 +41,27 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0, autorese
     return EnvhubVectorEnv(env, seed, autoreset_mode)
 
 
-__all__ = ["to_gymnasium", "to_gymnasium_vector"]
+def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+    """Expose an unbatched simultaneous multi-agent envhub env (e.g. ``jaxmarl/...``) as a PettingZoo
+    ``ParallelEnv``: observations, actions and rewards keyed by ``env.agents`` (``envhub.interop.pettingzoo_parallel``).
+
+    Raises:
+        InvalidArgumentError: ``env`` is batched, single-agent, or turn-based (one observation for the player to move).
+    """
+    if env.num_envs is not None:
+        raise InvalidArgumentError(
+            f"to_pettingzoo_parallel needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs."
+        )
+    per_agent = getattr(env.single_observation_space, "spaces", None)
+    if not env.agents or not isinstance(per_agent, dict) or set(per_agent) != set(env.agents):
+        kind = "single-agent" if not env.agents else "turn-based (one observation, the player to move's)"
+        raise InvalidArgumentError(
+            f"to_pettingzoo_parallel needs a simultaneous multi-agent env (observations keyed by env.agents); "
+            f"{env.id!r} is {kind} (docs/multi-agent.md)."
+        )
+    from envhub.interop.pettingzoo_parallel import EnvhubParallelEnv
+
+    return EnvhubParallelEnv(env, seed)
+
+
+__all__ = ["to_gymnasium", "to_gymnasium_vector", "to_pettingzoo_parallel"]

@@ -21,7 +21,18 @@ from envhub.version import __version__
 PLUGIN_API = 1
 #: Every plugin API this core can load.
 SUPPORTED_APIS: tuple[int, ...] = (1,)
-IN_REPO_BACKENDS = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl")
+IN_REPO_BACKENDS = (
+    "gymnax",
+    "gymnasium",
+    "envpool",
+    "brax",
+    "jumanji",
+    "craftax",
+    "xminigrid",
+    "playground",
+    "pgx",
+    "jaxmarl",
+)
 
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$")
 _CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")

@@ -134,9 +134,7 @@ def check_reward_structure(env: Environment[Any, Any, Any], reward: Any) -> None
         isinstance(env.agents, tuple) and all(isinstance(a, str) for a in env.agents),
         f"env.agents is {env.agents!r}, not a tuple of names",
     )
-    require(
-        len(set(env.agents)) == len(env.agents), f"env.agents {env.agents} names an agent twice"
-    )
+    require(len(set(env.agents)) == len(env.agents), f"env.agents {env.agents} names an agent twice")
     require(
         isinstance(reward, dict) and sorted(reward) == sorted(env.agents),
         f"a multi-agent reward must be a dict keyed by env.agents {env.agents}, got "

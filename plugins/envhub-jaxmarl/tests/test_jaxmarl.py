@@ -227,3 +227,33 @@ def test_importing_jaxmarl_leaves_stdout_alone():
     first, listing = run.stdout.split("\n", 1)
     assert first == "True ''" and "Submoduled environments not found" in run.stderr
     assert {e["id"] for e in json.loads(listing) if e["available"]} == {f"jaxmarl/{n}" for n in FAMILIES}
+
+
+# --- PettingZoo ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["MPE_simple_spread_v3", "HeuristicEnemySMAX", "hanabi"])
+def test_pettingzoo_parallel_export_passes_pettingzoo_api_test(name):
+    from pettingzoo.test import parallel_api_test
+
+    parallel_api_test(
+        envhub.interop.to_pettingzoo_parallel(envhub.make(f"jaxmarl/{name}", max_episode_steps=30)), num_cycles=70
+    )
+
+
+def test_pettingzoo_parallel_export_steps_the_envhub_env():
+    """The export's values are envhub's: a 5-step episode of MPE, reached observations at the end, every agent
+    done on that step and gone from agents; stepping again needs reset()."""
+    env = envhub.make("jaxmarl/MPE_simple_spread_v3", max_episode_steps=5)
+    par = envhub.interop.to_pettingzoo_parallel(env, seed=3)
+    obs, infos = par.reset()
+    assert sorted(obs) == sorted(env.agents) and infos["agent_0"] == {"agent_done": False}
+    for t in range(5):
+        obs, rewards, terms, truncs, infos = par.step({a: 1 for a in par.agents})
+        assert all(isinstance(r, float) for r in rewards.values()) and not any(terms.values())
+        assert all(truncs.values()) == (t == 4) and all(par.observation_space(a).contains(obs[a]) for a in obs)
+    assert par.agents == []
+    with pytest.raises(InvalidArgumentError, match=r"the episode has ended: call reset\(\)"):
+        par.step({a: 1 for a in env.agents})
+    with pytest.raises(InvalidArgumentError, match=r"needs an unbatched env"):
+        envhub.interop.to_pettingzoo_parallel(envhub.make("jaxmarl/hanabi", num_envs=2))

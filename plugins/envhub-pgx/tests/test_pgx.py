@@ -218,3 +218,5 @@ def test_reward_wrappers_work_per_agent_or_refuse():
         envhub.wrappers.NormalizeReward(env)
     with pytest.raises(InvalidArgumentError, match=r"to_gymnasium_vector needs one reward per step.*single-agent"):
         envhub.interop.to_gymnasium_vector(env)
+    with pytest.raises(InvalidArgumentError, match=r"to_pettingzoo_parallel needs a simultaneous .* is turn-based"):
+        envhub.interop.to_pettingzoo_parallel(envhub.make("pgx/tic_tac_toe"))

@@ -1,0 +1,82 @@
+"""``EnvhubParallelEnv``: an unbatched simultaneous multi-agent envhub env behind PettingZoo's ``ParallelEnv``
+API (imports pettingzoo and gymnasium).
+
+One compiled call per step (``compiled.Runner``), as the gymnasium exports. Episodes end for every agent at
+once (envhub's episode-level ``terminated``/``truncated``): on that step every agent is reported done and
+leaves ``agents``; call ``reset`` to start the next. An agent that ended earlier (a dead SMAX unit) stays in
+``agents`` with the backend's values for it, as in envhub; its ``infos[agent]["agent_done"]`` says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+import pettingzoo
+
+from envhub import spaces
+from envhub.core.env import Environment
+from envhub.errors import InvalidArgumentError
+from envhub.host.gymnasium_spaces import to_gymnasium_space
+from envhub.interop.compiled import Runner
+
+
+class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
+    """A simultaneous multi-agent envhub env as a PettingZoo ``ParallelEnv`` (no auto-reset: call ``reset``
+    when ``agents`` is empty). At an episode end, observations are the ones reached (envhub's ``final_obs``).
+    """
+
+    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0):
+        self.env, self._seed = env, seed
+        self.possible_agents = list(env.agents)
+        self.agents: list[str] = []
+        self.metadata = {"name": env.id, "render_modes": [], "is_parallelizable": True}
+        self.render_mode = None
+        obs, act = cast(spaces.Tree, env.single_observation_space), cast(spaces.Tree, env.single_action_space)
+        self._obs_spaces = {a: to_gymnasium_space(obs[a]) for a in env.agents}
+        self._action_spaces = {a: to_gymnasium_space(act[a]) for a in env.agents}
+        self._runner = Runner(env, seed)
+
+    def observation_space(self, agent: str) -> Any:
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> Any:
+        return self._action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, Any]:
+        ts = self._runner.reset(seed)
+        self.agents = list(self.possible_agents)
+        return {a: ts.obs[a] for a in self.agents}, {a: self._agent_info(ts.info, a) for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
+        missing = sorted(set(self.possible_agents) - set(actions))
+        if missing or not self.agents:
+            why = f"no action for {missing}" if missing else "the episode has ended: call reset()"
+            raise InvalidArgumentError(f"step({sorted(actions)}) on {self.env.id!r}: {why}.")
+        batch = {a: np.asarray(actions[a], self._action_spaces[a].dtype) for a in self.possible_agents}
+        ts = self._runner.step(batch)
+        agents = list(self.agents)
+        obs = ts.obs if ts.final_obs is None else ts.final_obs
+        terminated, truncated = bool(ts.terminated), bool(ts.truncated)
+        if terminated or truncated:
+            self.agents = []
+        return (
+            {a: obs[a] for a in agents},
+            {a: float(ts.reward[a]) for a in agents},
+            {a: terminated for a in agents},
+            {a: truncated for a in agents},
+            {a: self._agent_info(ts.info, a) for a in agents},
+        )
+
+    def _agent_info(self, info: dict[str, Any], agent: str) -> dict[str, Any]:
+        """An agent's share of envhub's ``info``: the entries keyed by agent, that agent's value."""
+        return {k: v[agent] for k, v in info.items() if isinstance(v, dict) and agent in v}
+
+    def close(self) -> None:
+        self.env.close()
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.env, self._seed)
+
+
+__all__ = ["EnvhubParallelEnv"]
