@@ -86,3 +86,27 @@ def write_json(rows: list[dict[str, Any]], path: str | None) -> None:
     if path:
         with open(path, "w") as f:
             json.dump(rows, f, indent=2)
+
+
+def compare_each(
+    backend: str,
+    names: list[str],
+    raw: Callable[[str], Callable[[jax.Array], Any]],
+    envhub: Callable[[str], Callable[[jax.Array], Any]],
+    steps_per_run: tuple[int, int],
+    repeats: int,
+) -> list[dict[str, Any]]:
+    """For each env name, time ``raw(name)`` and ``envhub(name)`` (rollouts ``key -> (reward, ends)``) interleaved,
+    print one line and return the rows; ``steps_per_run`` is ``(num_envs, steps)``. The episode ends of both go
+    into the row (``episode_ends``)."""
+    rows, label = [], f"{backend} (raw)"
+    for name in names:
+        medians, compiles, ends = time_rollouts({label: raw(name), "envhub": envhub(name)}, jax.random.key(0), repeats)
+        row = comparison_row(backend, name, *steps_per_run, medians, compiles, "envhub", label)
+        rows.append({**row, "episode_ends": ends})
+        print(
+            f"  {name:<22} raw {row['raw_steps_per_s'] / 1e3:9.1f} k/s   envhub {row['envhub_steps_per_s'] / 1e3:9.1f} k/s"
+            f"   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s "
+            f"envhub {row['envhub_compile_s']:.1f}s   episode ends raw {ends[label]} envhub {ends['envhub']}"
+        )
+    return rows

@@ -18,7 +18,7 @@ import importlib.metadata
 
 import jax
 import jaxmarl
-from _timing import comparison_row, time_rollouts, write_json
+from _timing import compare_each, write_json
 
 import envhub
 
@@ -81,25 +81,13 @@ def main() -> None:
     parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
     args = parser.parse_args()
 
-    key = jax.random.key(0)
-    rows = []
     print(
         f"{args.num_envs} envs, {args.steps} scan steps, random actions, median of {args.repeats} interleaved "
         f"repeats (jax {jax.__version__}, jaxmarl {importlib.metadata.version('jaxmarl')}, {jax.devices()[0].platform})"
     )
-    for name in args.envs.split(","):
-        runs = {"jaxmarl (raw)": raw_jaxmarl_rollout(name, args.num_envs, args.steps)}
-        runs["envhub"] = envhub_rollout(name, args.num_envs, args.steps)
-        medians, compiles, ends = time_rollouts(runs, key, args.repeats)
-        row = comparison_row("jaxmarl", name, args.num_envs, args.steps, medians, compiles, "envhub", "jaxmarl (raw)")
-        row["episode_ends"] = ends
-        rows.append(row)
-        print(
-            f"  {name:<22} raw {row['raw_steps_per_s'] / 1e3:9.1f} k/s   envhub {row['envhub_steps_per_s'] / 1e3:9.1f} k/s"
-            f"   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s "
-            f"envhub {row['envhub_compile_s']:.1f}s   episode ends raw {ends['jaxmarl (raw)']} envhub {ends['envhub']}"
-        )
-    write_json(rows, args.json)
+    size = (args.num_envs, args.steps)
+    raw, ours = (lambda n: raw_jaxmarl_rollout(n, *size)), (lambda n: envhub_rollout(n, *size))
+    write_json(compare_each("jaxmarl", args.envs.split(","), raw, ours, size, args.repeats), args.json)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import argparse
 import jax
 import jax.numpy as jnp
 import pgx
-from _timing import comparison_row, time_rollouts, write_json
+from _timing import compare_each, write_json
 from pgx.experimental import auto_reset
 
 import envhub
@@ -83,25 +83,13 @@ def main() -> None:
     parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
     args = parser.parse_args()
 
-    key = jax.random.key(0)
-    rows = []
     print(
         f"{args.num_envs} games, {args.steps} scan steps, a random legal move each, median of {args.repeats} "
         f"interleaved repeats (jax {jax.__version__}, pgx {pgx.__version__}, {jax.devices()[0].platform})"
     )
-    for name in args.games.split(","):
-        runs = {"pgx (raw)": raw_pgx_rollout(name, args.num_envs, args.steps)}
-        runs["envhub"] = envhub_rollout(name, args.num_envs, args.steps)
-        medians, compiles, ends = time_rollouts(runs, key, args.repeats)
-        row = comparison_row("pgx", name, args.num_envs, args.steps, medians, compiles, "envhub", "pgx (raw)")
-        row["episode_ends"] = ends
-        rows.append(row)
-        print(
-            f"  {name:<14} raw {row['raw_steps_per_s'] / 1e3:9.1f} k/s   envhub {row['envhub_steps_per_s'] / 1e3:9.1f} k/s"
-            f"   ratio {row['ratio']:.3f} (target >= 0.95)   compile raw {row['raw_compile_s']:.1f}s "
-            f"envhub {row['envhub_compile_s']:.1f}s   game ends raw {ends['pgx (raw)']} envhub {ends['envhub']}"
-        )
-    write_json(rows, args.json)
+    size = (args.num_envs, args.steps)
+    raw, ours = (lambda n: raw_pgx_rollout(n, *size)), (lambda n: envhub_rollout(n, *size))
+    write_json(compare_each("pgx", args.games.split(","), raw, ours, size, args.repeats), args.json)
 
 
 if __name__ == "__main__":
