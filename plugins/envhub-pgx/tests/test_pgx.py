@@ -1,8 +1,8 @@
 """envhub-pgx: the conformance kit on representative games, a compiled smoke rollout on every other one, and
 ground truth against pgx itself (the same keys and actions give pgx's values).
 
-The kit on all 20 games would take minutes of compiling (shogi's step alone ~12 s); it runs on games that
-cover every mapping (KIT_GAMES) and ENVHUB_FULL_KIT=1 runs it on all of them.
+The kit on all 20 games would take minutes of compiling (shogi's step alone ~12 s); it runs on two games
+(KIT_GAMES) and ENVHUB_FULL_KIT=1 runs it on all of them.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def test_every_pgx_game_is_listed():
 
 # --- the conformance kit ----------------------------------------------------------------------------
 
-# tic_tac_toe: two players, no chance; 2048: one player, chance in every step (batched); kuhn_poker: a deal
-# drawn at init; sparrow_mahjong: three players.
-KIT_GAMES = ("tic_tac_toe", "2048", "kuhn_poker", "sparrow_mahjong")
+# tic_tac_toe: two players, no chance; 2048: one player, chance in every step (batched). The others (three
+# players in sparrow_mahjong, deals at init in the poker games) get the smoke rollout below; the suite's time
+# budget (issue 31) leaves room for no more kit classes.
+KIT_GAMES = ("tic_tac_toe", "2048")
 FULL_KIT = os.environ.get("ENVHUB_FULL_KIT") == "1"
 SMOKE_IDS = [] if FULL_KIT else [i for i in IDS if i.split("/")[1] not in KIT_GAMES]
 
