@@ -29,6 +29,7 @@ SLOW = {
     "tests/test_action_values.py::test_every_backend_eager_and_jit",
     "tests/test_docs.py::test_site_builds_strict_with_every_page",
     "tests/test_ippo_example.py::test_a_short_run_writes_metrics_and_curve",
+    "tests/test_selfplay_example.py::test_a_short_run_writes_metrics_and_curve",
     "tests/test_interop_vector.py::test_every_gymnasium_vector_wrapper_steps",
     "tests/test_pure_programs.py::test_a_second_process_loads_the_programs_from_the_cache",
     "tests/test_pure_programs.py::test_no_host_callback_in_any_program",
