@@ -85,9 +85,10 @@ PLUGINS = Path(__file__).resolve().parent / "plugins"
 CORE_TESTS_NEEDING_PLUGINS: dict[str, tuple[str, ...]] = {
     "tests/test_wrappers_host.py": ("gymnasium",),
     "tests/test_interop.py::test_from_brax_wraps_a_users_env_object": ("brax",),
-    # the `single` worker runs a gymnax and a brax job; the `pair` workers a gymnasium pool each
-    "tests/test_sharding.py::test_eight_devices_bit_identical_and_sharded": ("brax",),
-    "tests/test_sharding.py::test_brax_eight_devices_equal_to_float32_rounding": ("brax",),
+    # the `single` worker runs a gymnax, a brax and a jaxmarl job; the `pair` workers a gymnasium pool each
+    "tests/test_sharding.py::test_eight_devices_bit_identical_and_sharded": ("brax", "jaxmarl"),
+    "tests/test_sharding.py::test_brax_eight_devices_equal_to_float32_rounding": ("brax", "jaxmarl"),
+    "tests/test_sharding.py::test_multi_agent_eight_devices_bit_identical_and_sharded": ("brax", "jaxmarl"),
     "tests/test_sharding.py::test_two_processes_each_step_their_shard": ("gymnasium",),
     "tests/test_sharding.py::test_host_pools_one_per_process": ("gymnasium",),
 }

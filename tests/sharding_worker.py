@@ -3,7 +3,7 @@
 usage: python sharding_worker.py single DEVICES OUT_DIR
        python sharding_worker.py pair PROCESS_ID PORT OUT_DIR   (run twice, process 0 and 1)
 single writes one sharded rollout per entry of SINGLE_JOBS over DEVICES simulated devices (gymnax.npz,
-brax.npz); pair joins one jax.distributed session of 2 processes with 4 devices each and writes
+brax.npz, jaxmarl.npz); pair joins one jax.distributed session of 2 processes with 4 devices each and writes
 multiI.npz (this process's shards of one rollout over all 8 devices) and hostI.npz (a gymnasium pool
 per process). A sharded rollout's file holds the addressable shards and the output sharding specs.
 One process runs several jobs because starting one (jax, gymnax's imports, the distributed session)
@@ -21,6 +21,8 @@ SINGLE_JOBS = {
     # Episodes end inside the rollout: resets too. generalized is inverted_pendulum's default, named
     # because test_sharding's rounding note was measured with it (positional and spring compile no faster).
     "brax": ("brax/inverted_pendulum", {"backend": "generalized", "episode_length": 12}),
+    # Multi-agent: observations, actions and rewards are dicts per agent; episodes end (and reset) every 5 steps.
+    "jaxmarl": ("jaxmarl/MPE_simple_spread_v3", {"max_episode_steps": 5}),
 }
 
 
@@ -93,7 +95,7 @@ def rollout_obs(env, key):
     def body(state, k):
         action_key, step_key = jax.random.split(k)
         state, ts = env.step(step_key, state, env.action_space.sample(action_key))
-        return state, ts.obs
+        return state, jax.tree.leaves(ts.obs)[0]  # the observation; a multi-agent env's first agent's
 
     state, obs = jax.lax.scan(body, state, jax.random.split(key, STEPS))
     return obs, jax.tree.leaves(state)[0]

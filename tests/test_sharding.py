@@ -101,6 +101,13 @@ def test_brax_eight_devices_equal_to_float32_rounding(single):
     assert len(check_shards(result, reference, exact=False)) == 8
 
 
+def test_multi_agent_eight_devices_bit_identical_and_sharded(single):
+    """A multi-agent env (JaxMARL MPE: dicts per agent, resets inside the rollout) shards like any other."""
+    result = single.load("jaxmarl.npz")
+    assert str(result["obs_spec"]) == "P(None, 'envs')"
+    assert len(check_shards(result, unsharded(*SINGLE_JOBS["jaxmarl"]))) == 8
+
+
 def test_two_processes_each_step_their_shard(pair, gymnax_reference):
     results = [pair.load(f"multi{i}.npz") for i in range(2)]
     covered = sorted(sum((check_shards(r, gymnax_reference) for r in results), []), key=lambda n: int(n.split("_")[1]))
