@@ -4,9 +4,10 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
-from envhub import testing
+from envhub import spaces, testing
 from envhub.testing.toy_envs import Corridor
 
 OPTIONS = testing.Options(time_limit_kwarg="max_steps", time_limit=5)
@@ -209,3 +210,31 @@ class TestCorridorThroughTheBaseClass(testing.ConformanceTests):
 
     def make_env(self, **kwargs):
         return Corridor(**kwargs)
+
+
+def test_mask_problem_names_the_mask_and_what_is_wrong():
+    """The kit's auto-reset check holds legal-action masks (docs/multi-agent.md) to: bool, one per action, some legal."""
+    from types import SimpleNamespace
+
+    from envhub.testing.compare import mask_problem
+
+    turn_based = SimpleNamespace(single_action_space=spaces.Discrete(3))
+    ok = {"observation": np.zeros((4, 2, 5)), "legal_action_mask": np.array([[[True, False, False]] * 2] * 4)}
+    assert mask_problem(turn_based, ok) is None
+    assert (
+        mask_problem(turn_based, {"legal_action_mask": np.ones((4, 3), np.int8)})
+        == "obs['legal_action_mask'] is int8, not bool"
+    )
+    assert "has 2 entries for the 3 actions" in mask_problem(turn_based, {"legal_action_mask": np.ones((4, 2), bool)})
+    stuck = np.array([[True, False, False], [False, False, False]])
+    assert (
+        mask_problem(turn_based, {"legal_action_mask": stuck})
+        == "obs['legal_action_mask'] allows no action at all on some step"
+    )
+    simultaneous = SimpleNamespace(single_action_space=spaces.Tree({"a": spaces.Discrete(2), "b": spaces.Discrete(3)}))
+    per_agent = {"a": {"legal_action_mask": np.ones((5, 2), bool)}, "b": {"legal_action_mask": np.ones((5, 2), bool)}}
+    assert (
+        mask_problem(simultaneous, per_agent)
+        == "obs['b']['legal_action_mask'] has 2 entries for the 3 actions of Discrete(3, dtype=int32)"
+    )
+    assert mask_problem(turn_based, np.zeros((4, 3))) is None  # no mask: nothing to check

@@ -22,6 +22,7 @@ from envhub.testing.compare import (
     batch_shape,
     check_reward_structure,
     leaf_equal,
+    mask_problem,
     require,
     same_structure,
     space_mismatch,
@@ -136,7 +137,8 @@ def check_determinism(probe: Probe) -> None:
 
 
 def check_autoreset(probe: Probe) -> None:
-    """Same-step auto-reset: final_obs == obs unless done; both in the space; never both flags."""
+    """Same-step auto-reset: final_obs == obs unless done; both in the space; never both flags; legal-action
+    masks in obs (multi-agent games) are bool, one per action, and allow some action."""
     options, keys = probe.options, (jax.random.key(11), jax.random.key(12))
     if options.time_limit_kwarg is None:
         num_steps = options.num_steps
@@ -165,6 +167,8 @@ def check_autoreset(probe: Probe) -> None:
         "on every step that ended an episode, obs == final_obs: no auto-reset happened",
     )
     require(np.all(inside["obs"]), "some obs lie outside observation_space")
+    problem = mask_problem(probe.env, steps.obs)
+    require(problem is None, f"legal-action masks: {problem}")
     require(np.all(inside["final_obs"]), "some final_obs lie outside observation_space")
     check_reward_structure(probe.env, steps.reward)
     for reward in jax.tree.leaves(steps.reward):

@@ -106,6 +106,7 @@ def space_mismatch(space: spaces.Space, tree: Any, name: str) -> str | None:
 
 
 __all__ = [
+    "mask_problem",
     "check_reward_structure",
     "CheckFailure",
     "CheckSkipped",
@@ -140,3 +141,23 @@ def check_reward_structure(env: Environment[Any, Any, Any], reward: Any) -> None
         f"a multi-agent reward must be a dict keyed by env.agents {env.agents}, got "
         f"{sorted(reward) if isinstance(reward, dict) else type(reward).__name__}",
     )
+
+
+def mask_problem(env: Environment[Any, Any, Any], obs: Any) -> str | None:
+    """Why the legal-action masks in ``obs`` (leaves named ``legal_action_mask``, per agent or not; any leading
+    axes) break the contract (docs/multi-agent.md), or None: bool, one entry per action, some action legal."""
+    for path, mask in jax.tree_util.tree_flatten_with_path(obs)[0]:
+        if not path or getattr(path[-1], "key", None) != "legal_action_mask":
+            continue
+        space, name = env.single_action_space, f"obs{jax.tree_util.keystr(path)}"
+        if len(path) > 1 and isinstance(space, spaces.Tree):
+            space = space[getattr(path[0], "key", None)]  # a simultaneous env's agent
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_:
+            return f"{name} is {mask.dtype}, not bool"
+        n = getattr(space, "n", None)
+        if n is not None and mask.shape[-1] != n:
+            return f"{name} has {mask.shape[-1]} entries for the {n} actions of {space!r}"
+        if not np.all(np.any(mask, axis=-1)):
+            return f"{name} allows no action at all on some step"
+    return None
