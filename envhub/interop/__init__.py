@@ -12,7 +12,7 @@ from typing import Any
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.exports import to_gymnasium, to_gymnasium_vector, to_pettingzoo_parallel
+from envhub.interop.exports import to_gymnasium, to_gymnasium_vector, to_pettingzoo_aec, to_pettingzoo_parallel
 from envhub.interop.registration import register_gymnasium
 
 
@@ -49,5 +49,6 @@ __all__ = [
     "to_gymnasium",
     "to_gymnasium_space",
     "to_gymnasium_vector",
+    "to_pettingzoo_aec",
     "to_pettingzoo_parallel",
 ]

@@ -64,4 +64,27 @@ def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0) -> An
     return EnvhubParallelEnv(env, seed)
 
 
-__all__ = ["to_gymnasium", "to_gymnasium_vector", "to_pettingzoo_parallel"]
+def to_pettingzoo_aec(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+    """Expose an unbatched turn-based envhub game (e.g. ``pgx/...``: one observation with ``current_player`` and
+    ``legal_action_mask``) as a PettingZoo ``AECEnv`` (``envhub.interop.pettingzoo_aec``).
+
+    Raises:
+        InvalidArgumentError: ``env`` is batched, single-agent, or not turn-based.
+    """
+    if env.num_envs is not None:
+        raise InvalidArgumentError(
+            f"to_pettingzoo_aec needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs."
+        )
+    fields = getattr(env.single_observation_space, "spaces", None)
+    if not env.agents or not isinstance(fields, dict) or not {"current_player", "legal_action_mask"} <= set(fields):
+        kind = "single-agent" if not env.agents else "not turn-based (use to_pettingzoo_parallel)"
+        raise InvalidArgumentError(
+            f"to_pettingzoo_aec needs a turn-based multi-agent env (obs with current_player and legal_action_mask); "
+            f"{env.id!r} is {kind} (docs/multi-agent.md)."
+        )
+    from envhub.interop.pettingzoo_aec import EnvhubAECEnv
+
+    return EnvhubAECEnv(env, seed)
+
+
+__all__ = ["to_gymnasium", "to_gymnasium_vector", "to_pettingzoo_aec", "to_pettingzoo_parallel"]

@@ -221,3 +221,35 @@ def test_reward_wrappers_work_per_agent_or_refuse():
         envhub.interop.to_gymnasium_vector(env)
     with pytest.raises(InvalidArgumentError, match=r"to_pettingzoo_parallel needs a simultaneous .* is turn-based"):
         envhub.interop.to_pettingzoo_parallel(envhub.make("pgx/tic_tac_toe"))
+
+
+# --- PettingZoo ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", ["tic_tac_toe", "sparrow_mahjong"])
+def test_pettingzoo_aec_export_passes_pettingzoo_api_test(game):
+    from pettingzoo.test import api_test
+
+    api_test(envhub.interop.to_pettingzoo_aec(envhub.make(f"pgx/{game}")), num_cycles=100)
+
+
+def test_pettingzoo_aec_export_plays_a_game():
+    """Through the AEC export, the players alternate, masks are PettingZoo's int8, an illegal move ends the game
+    with pgx's penalty, and every agent then steps with None and leaves."""
+    aec = envhub.interop.to_pettingzoo_aec(envhub.make("pgx/tic_tac_toe"), seed=1)
+    aec.reset()
+    first = aec.agent_selection
+    obs, reward, term, trunc, _ = aec.last()
+    assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].tolist() == [1] * 9 and not term
+    aec.step(4)
+    second = aec.agent_selection
+    assert second != first and aec.observe(second)["action_mask"][4] == 0
+    aec.step(4)  # the centre again: illegal, the game ends
+    assert all(aec.terminations.values())
+    for agent in aec.agent_iter():
+        _, reward, term, _, _ = aec.last()
+        assert term and reward == (-1.0 if agent == second else 1.0)
+        aec.step(None)
+    assert aec.agents == []
+    with pytest.raises(InvalidArgumentError, match=r"to_pettingzoo_aec needs a turn-based .* is single-agent"):
+        envhub.interop.to_pettingzoo_aec(envhub.make("pgx/2048"))

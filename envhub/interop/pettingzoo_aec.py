@@ -1,0 +1,93 @@
+"""``EnvhubAECEnv``: an unbatched turn-based envhub game (e.g. ``pgx/...``) behind PettingZoo's ``AECEnv`` API
+(imports pettingzoo and gymnasium).
+
+One compiled call per move (``compiled.Runner``). The agent to act is the player to move
+(``obs["current_player"]``); its observation is ``{"observation": ..., "action_mask": int8[n]}`` (PettingZoo's
+name and dtype for the legal-action mask). An agent not to move observes what it saw at its last turn (the
+game's first observation before it has moved). When the game ends every agent is done; each then steps with
+``None`` and leaves ``agents``, as PettingZoo's own classic games do; call ``reset`` for the next game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pettingzoo
+
+from envhub.core.env import Environment
+from envhub.host.gymnasium_spaces import to_gymnasium_space
+from envhub.interop.compiled import Runner
+
+
+class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
+    """A turn-based multi-agent envhub env as a PettingZoo ``AECEnv`` (no auto-reset: call ``reset`` when
+    ``agents`` is empty). At the game's end, observations are the position reached (envhub's ``final_obs``)."""
+
+    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0):
+        self.env, self._seed = env, seed
+        self.possible_agents = list(env.agents)
+        self.metadata = {"name": env.id, "render_modes": [], "is_parallelizable": False}
+        self.render_mode = None
+        spaces_of_one = env.single_observation_space.spaces  # type: ignore[attr-defined]
+        n = int(spaces_of_one["legal_action_mask"].shape[0])
+        self._obs_space = gymnasium.spaces.Dict(
+            {
+                "observation": to_gymnasium_space(spaces_of_one["observation"]),
+                "action_mask": gymnasium.spaces.Box(0, 1, (n,), np.int8),
+            }
+        )
+        self._action_space = to_gymnasium_space(env.single_action_space)
+        self._runner = Runner(env, seed)
+        self._seen: dict[str, Any] = {}
+
+    def observation_space(self, agent: str) -> Any:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> Any:
+        return self._action_space
+
+    def observe(self, agent: str) -> Any:
+        return self._seen[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        ts = self._runner.reset(seed)
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._seen = {a: self._as_seen(ts.obs) for a in self.agents}
+        self.agent_selection = self.possible_agents[int(ts.obs["current_player"])]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        ts = self._runner.step(np.asarray(action, self._action_space.dtype))
+        self.rewards = {a: float(ts.reward[a]) for a in self.agents}
+        if bool(ts.terminated) or bool(ts.truncated):
+            reached = self._as_seen(ts.obs if ts.final_obs is None else ts.final_obs)
+            self._seen = {a: reached for a in self.agents}
+            self.terminations = {a: bool(ts.terminated) for a in self.agents}
+            self.truncations = {a: bool(ts.truncated) for a in self.agents}
+        else:
+            self.agent_selection = self.possible_agents[int(ts.obs["current_player"])]
+            self._seen[self.agent_selection] = self._as_seen(ts.obs)
+        self._accumulate_rewards()
+
+    def _as_seen(self, obs: Any) -> dict[str, np.ndarray]:
+        return {"observation": obs["observation"], "action_mask": np.asarray(obs["legal_action_mask"], np.int8)}
+
+    def close(self) -> None:
+        self.env.close()
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.env, self._seed)
+
+
+__all__ = ["EnvhubAECEnv"]
