@@ -110,3 +110,31 @@ def compare_each(
             f"envhub {row['envhub_compile_s']:.1f}s   episode ends raw {ends[label]} envhub {ends['envhub']}"
         )
     return rows
+
+
+def comparison_cli(
+    doc: str,
+    backend: str,
+    names: tuple[str, str],
+    raw: Callable[[str, int, int], Callable[[jax.Array], Any]],
+    envhub: Callable[[str, int, int], Callable[[jax.Array], Any]],
+    headline: Callable[[Any], str],
+) -> None:
+    """A benchmark's command line: ``--<names[0]>`` (comma-separated ids, default ``names[1]``), ``--num-envs``,
+    ``--steps``, ``--repeats``, ``--json``; prints ``headline(args)``, then ``compare_each`` of the rollouts
+    ``raw(name, num_envs, steps)`` and ``envhub(name, num_envs, steps)``, and writes the rows."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(f"--{names[0]}", dest="names", default=names[1], help=f"comma-separated {backend} ids")
+    parser.add_argument("--num-envs", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
+    args = parser.parse_args()
+    print(headline(args))
+    size = (args.num_envs, args.steps)
+    rows = compare_each(
+        backend, args.names.split(","), lambda n: raw(n, *size), lambda n: envhub(n, *size), size, args.repeats
+    )
+    write_json(rows, args.json)

@@ -13,12 +13,11 @@ agent and env, step every env, add up every agent's reward and the episode ends.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 
 import jax
 import jaxmarl
-from _timing import compare_each, write_json
+from _timing import comparison_cli
 
 import envhub
 
@@ -73,21 +72,17 @@ def envhub_rollout(name: str, num_envs: int, steps: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", default="MPE_simple_spread_v3,SMAX", help="comma-separated jaxmarl ids")
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
-    args = parser.parse_args()
-
-    print(
-        f"{args.num_envs} envs, {args.steps} scan steps, random actions, median of {args.repeats} interleaved "
-        f"repeats (jax {jax.__version__}, jaxmarl {importlib.metadata.version('jaxmarl')}, {jax.devices()[0].platform})"
+    comparison_cli(
+        __doc__,
+        "jaxmarl",
+        ("envs", "MPE_simple_spread_v3,SMAX"),
+        raw_jaxmarl_rollout,
+        envhub_rollout,
+        lambda a: (
+            f"{a.num_envs} envs, {a.steps} scan steps, random actions, median of {a.repeats} interleaved "
+            f"repeats (jax {jax.__version__}, jaxmarl {importlib.metadata.version('jaxmarl')}, {jax.devices()[0].platform})"
+        ),
     )
-    size = (args.num_envs, args.steps)
-    raw, ours = (lambda n: raw_jaxmarl_rollout(n, *size)), (lambda n: envhub_rollout(n, *size))
-    write_json(compare_each("jaxmarl", args.envs.split(","), raw, ours, size, args.repeats), args.json)
 
 
 if __name__ == "__main__":

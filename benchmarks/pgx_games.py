@@ -14,12 +14,10 @@ new games start from different keys), so the end counts are close, not equal.
 
 from __future__ import annotations
 
-import argparse
-
 import jax
 import jax.numpy as jnp
 import pgx
-from _timing import compare_each, write_json
+from _timing import comparison_cli
 from pgx.experimental import auto_reset
 
 import envhub
@@ -75,21 +73,17 @@ def envhub_rollout(name: str, num_envs: int, steps: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default=GAMES, help="comma-separated pgx ids")
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
-    args = parser.parse_args()
-
-    print(
-        f"{args.num_envs} games, {args.steps} scan steps, a random legal move each, median of {args.repeats} "
-        f"interleaved repeats (jax {jax.__version__}, pgx {pgx.__version__}, {jax.devices()[0].platform})"
+    comparison_cli(
+        __doc__,
+        "pgx",
+        ("games", GAMES),
+        raw_pgx_rollout,
+        envhub_rollout,
+        lambda a: (
+            f"{a.num_envs} games, {a.steps} scan steps, a random legal move each, median of {a.repeats} "
+            f"interleaved repeats (jax {jax.__version__}, pgx {pgx.__version__}, {jax.devices()[0].platform})"
+        ),
     )
-    size = (args.num_envs, args.steps)
-    raw, ours = (lambda n: raw_pgx_rollout(n, *size)), (lambda n: envhub_rollout(n, *size))
-    write_json(compare_each("pgx", args.games.split(","), raw, ours, size, args.repeats), args.json)
 
 
 if __name__ == "__main__":

@@ -142,6 +142,26 @@ def flat_obs(obs: Any, batch: int) -> jax.Array:
 Transition = collections.namedtuple("Transition", "obs raw logp value reward terminated truncated final_obs")
 
 
+def minibatch_epoch(opt: Any, loss: Callable, batch: int, minibatches: int) -> Callable:
+    """``epoch(state, key, data) -> (state, stats)``: one pass of ``opt`` steps on ``loss(params, minibatch)``
+    (returning ``(loss, stats)``) over ``data``, whose leaves lead with (time, env) and are shuffled into
+    ``minibatches`` minibatches; ``state`` is ``(params, opt_state)``."""
+
+    def sgd_step(state: tuple, mb: tuple) -> tuple:
+        params, opt_state = state
+        grads, stats = jax.grad(loss, has_aux=True)(params, mb)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), stats
+
+    def epoch(state: tuple, key: jax.Array, data: tuple) -> tuple:
+        perm = jax.random.permutation(key, batch)
+        shuffled = jax.tree.map(lambda a: a.reshape((batch, *a.shape[2:]))[perm], data)
+        mbs = jax.tree.map(lambda a: a.reshape((minibatches, -1, *a.shape[1:])), shuffled)
+        return jax.lax.scan(sgd_step, state, mbs)
+
+    return epoch
+
+
 def build(layer: EnvLayer, cfg: Config, obs_size: int) -> tuple[Callable, Callable, int]:
     """``(start(key) -> carry, chunk(carry, n) -> (carry, per-update stats), num_updates)``."""
     head, n, batch = head_for(layer.action_space), cfg.num_envs, cfg.num_envs * cfg.num_steps
@@ -199,17 +219,7 @@ def build(layer: EnvLayer, cfg: Config, obs_size: int) -> tuple[Callable, Callab
         ent = head.entropy(out, params["log_std"]).mean()
         return pg + cfg.vf_coef * vf - cfg.ent_coef * ent, jnp.stack([pg, vf, ent])
 
-    def sgd_step(state: tuple, mb: tuple) -> tuple:
-        params, opt_state = state
-        grads, stats = jax.grad(loss, has_aux=True)(params, mb)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), stats
-
-    def epoch(state: tuple, key: jax.Array, data: tuple) -> tuple:
-        perm = jax.random.permutation(key, batch)
-        shuffled = jax.tree.map(lambda a: a.reshape((batch, *a.shape[2:]))[perm], data)
-        mbs = jax.tree.map(lambda a: a.reshape((cfg.minibatches, -1, *a.shape[1:])), shuffled)
-        return jax.lax.scan(sgd_step, state, mbs)
+    epoch = minibatch_epoch(opt, loss, batch, cfg.minibatches)
 
     def update(carry: tuple, _: None) -> tuple:
         params, opt_state, env_state, x, ep_return, key = carry

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-import envhub
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/ppo.py, run from anywhere
+import ppo  # noqa: E402
+
+import envhub  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,16 +128,7 @@ def build(env: envhub.Environment, cfg: Config) -> tuple[Any, Any, int]:
         ent = -(jnp.where(obs["legal_action_mask"], jnp.exp(log_probs) * log_probs, 0.0)).sum(-1).mean()
         return pg + cfg.vf_coef * vf - cfg.ent_coef * ent, jnp.stack([pg, vf, ent])
 
-    def sgd(state: tuple, mb: tuple) -> tuple:
-        params, opt_state = state
-        grads, stats = jax.grad(loss, has_aux=True)(params, mb)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), stats
-
-    def epoch(state: tuple, key: jax.Array, data: tuple) -> tuple:
-        perm = jax.random.permutation(key, batch)
-        flat = jax.tree.map(lambda a: a.reshape((batch, *a.shape[2:]))[perm], data)
-        return jax.lax.scan(sgd, state, jax.tree.map(lambda a: a.reshape((cfg.minibatches, -1, *a.shape[1:])), flat))
+    epoch = ppo.minibatch_epoch(opt, loss, batch, cfg.minibatches)
 
     def update(carry: tuple, _: None) -> tuple:
         params, opt_state, state, obs, key = carry

@@ -3,27 +3,21 @@ docs/multi-agent.md quotes, made with the example's defaults) beats the random p
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from examples_loader import load_example
 
 pytest.importorskip("optax", reason="examples/ippo.py needs optax: pip install -e '.[examples]'")
 pytestmark = pytest.mark.requires_plugin("jaxmarl")
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "ippo.py"
 RUN_FILE = ROOT / "examples" / "runs" / "ippo_spread" / "metrics.json"
 
 
 def load_ippo():
-    spec = importlib.util.spec_from_file_location("envhub_example_ippo", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example("ippo")
 
 
 def test_a_short_run_writes_metrics_and_curve(tmp_path):

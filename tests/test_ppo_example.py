@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import pytest
+from examples_loader import load_example
 
 import envhub
 
@@ -26,13 +25,8 @@ METRIC_KEYS = {"env_id", "seed", "final_return", "steps_per_second", "config", "
 METRIC_KEYS |= {"final_return_std", "eval_episodes", "eval_unfinished", "train_return_last_10pct"}
 
 
-@functools.cache
 def load_ppo():
-    spec = importlib.util.spec_from_file_location("envhub_example_ppo", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_example("ppo")
 
 
 def random_policy_return(env_id: str, num_envs: int = 64, steps: int = 500) -> float:

@@ -4,27 +4,21 @@ docs/multi-agent.md quotes, made with the example's defaults) wins clearly more 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from examples_loader import load_example
 
 pytest.importorskip("optax", reason="examples/selfplay.py needs optax: pip install -e '.[examples]'")
 pytestmark = pytest.mark.requires_plugin("pgx")
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "selfplay.py"
 RUN_FILE = ROOT / "examples" / "runs" / "selfplay_connect_four" / "metrics.json"
 
 
 def load_selfplay():
-    spec = importlib.util.spec_from_file_location("envhub_example_selfplay", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_example("selfplay")
 
 
 def test_a_short_run_writes_metrics_and_curve(tmp_path):
