@@ -16,6 +16,7 @@ from jaxmarl.registration import registered_envs
 import envhub
 from envhub import testing
 from envhub.plugin import EnvUnavailableError, InvalidArgumentError
+from envhub.testing.toy_envs import Corridor
 
 SPECS = envhub.list_envs("jaxmarl")
 RUNNABLE = [s.id for s in SPECS if s.available]
@@ -203,6 +204,8 @@ def test_kwargs_reach_jaxmarl_and_max_steps_is_refused_with_the_name_to_use():
     assert envhub.make("jaxmarl/HeuristicEnemySMAX").metadata["time_limit"] == 101
     with pytest.raises(envhub.EnvKwargsError, match=r"max_steps"):
         envhub.make("jaxmarl/SMAX", max_steps=10)
+    with pytest.raises(InvalidArgumentError, match=r"max_episode_steps=0.*int >= 1"):
+        envhub.make("jaxmarl/MPE_simple_spread_v3", max_episode_steps=0)
     with pytest.raises(InvalidArgumentError, match=r"NormalizeReward needs one reward per step"):
         envhub.wrappers.NormalizeReward(env)
 
@@ -257,5 +260,10 @@ def test_pettingzoo_parallel_export_steps_the_envhub_env():
     assert par.agents == []
     with pytest.raises(InvalidArgumentError, match=r"the episode has ended: call reset\(\)"):
         par.step({a: 1 for a in env.agents})
+    par.reset()
+    with pytest.raises(InvalidArgumentError, match=r"on 'jaxmarl/MPE_simple_spread_v3': no action for \['agent_2'\]"):
+        par.step({"agent_0": 1, "agent_1": 1})
+    with pytest.raises(InvalidArgumentError, match=r"needs a simultaneous multi-agent env .* is single-agent"):
+        envhub.interop.to_pettingzoo_parallel(Corridor())
     with pytest.raises(InvalidArgumentError, match=r"needs an unbatched env"):
         envhub.interop.to_pettingzoo_parallel(envhub.make("jaxmarl/hanabi", num_envs=2))
