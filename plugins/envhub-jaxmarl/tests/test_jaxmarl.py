@@ -1,6 +1,6 @@
-"""envhub-jaxmarl: the conformance kit on two envs (KIT), a compiled smoke
-rollout on every other runnable id, and ground truth against jaxmarl's own ``reset``/``step_env`` (the same
-keys and actions give jaxmarl's values; episode ends split into terminated and truncated)."""
+"""envhub-jaxmarl: the conformance kit on two envs (KIT), and ground truth against jaxmarl's own
+``reset``/``step_env`` on every runnable id (the same keys and actions give jaxmarl's values), with longer
+tests per family of how episode ends split into terminated and truncated."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_every_jaxmarl_id_is_listed_and_the_unmapped_say_why():
 # --- the conformance kit ----------------------------------------------------------------------------
 
 # MPE: a time limit only; hanabi: the game's end, masks, no limit of its own. SMAX (wins and losses,
-# masks, the limit) has the ground truth and the smoke rollout below: a kit class for it costs ~15 s of the
+# masks, the limit) has the ground truth below: a kit class for it costs ~15 s of the
 # suite's time budget (issue 31).
 KIT = {"MPE_simple_spread_v3": {}, "hanabi": {}}
 for _name, _kwargs in KIT.items():
@@ -64,9 +64,9 @@ def random_actions(env, key, obs):
     return out
 
 
-def rollout(env, key, num_steps, inside=False):
-    """A compiled rollout of random (legal) actions: per step the state before, the step key, actions, TimeStep
-    (and, with ``inside``, whether obs and final_obs lie in the observation space, computed in the same program)."""
+def traced_rollout(env, key, num_steps, inside=False):
+    """Inside a trace: a rollout of random (legal) actions; per step the state before, the step key, actions,
+    TimeStep (and, with ``inside``, whether obs and final_obs lie in the observation space)."""
     space = env.observation_space
 
     def body(carry, k):
@@ -78,34 +78,67 @@ def rollout(env, key, num_steps, inside=False):
 
     state, first = env.init(key)
     keys = jax.random.split(jax.random.fold_in(key, 1), num_steps)
-    return jax.jit(lambda c: jax.lax.scan(body, c, keys)[1])((state, first.obs))
+    return jax.lax.scan(body, (state, first.obs), keys)[1]
 
 
-@pytest.mark.parametrize("env_id", [i for i in RUNNABLE if i.split("/")[1] not in KIT])
-def test_smoke(env_id):
-    """One compiled rollout of 2 envs with a time limit of 3: observations inside the spaces, a reward per
-    agent, an episode end every 3 steps at the latest."""
-    env = envhub.make(env_id, num_envs=2, max_episode_steps=3)
-    _, _, _, ts, inside = rollout(env, jax.random.key(0), 7, inside=True)
-    assert bool(inside.all()), f"{env_id}: an observation outside {env.observation_space}"
-    assert sorted(ts.reward) == sorted(env.agents)
-    assert all(r.dtype == jnp.float32 and r.shape == (7, 2) for r in ts.reward.values())
-    done = np.asarray(ts.done)
-    assert done[:3].any(axis=0).all() and done[3:6].any(axis=0).all()
-
-
-# --- ground truth: envhub and jaxmarl side by side ---------------------------------------------------
+def rollout(env, key, num_steps):
+    """``traced_rollout``, compiled."""
+    return jax.jit(lambda k: traced_rollout(env, k, num_steps))(key)
 
 
 def side_by_side(env, raw, before, keys, actions):
-    """jaxmarl's ``step_env`` of envhub's state before each step with the per-env key envhub's base gives it,
-    and jaxmarl's reset with the per-env key envhub resets with (reset_spares=False)."""
+    """Inside a trace: jaxmarl's ``step_env`` of envhub's state before each step with the per-env key envhub's
+    base gives it, and jaxmarl's reset with the per-env key envhub resets with (reset_spares=False)."""
+    n = env.num_envs
+    step_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[0], n))(keys)
+    reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], n))(keys)
+    stepped = jax.vmap(jax.vmap(raw.step_env))(step_keys, before.env, actions)
+    first_obs, _ = jax.vmap(jax.vmap(raw.reset))(reset_keys)
+    return stepped, first_obs
+
+
+def compiled_side_by_side(env, raw, before, keys, actions):
+    """``side_by_side`` as two programs of jaxmarl's alone (its step, its reset): the float results of SMAX's
+    step differ in the last bit when XLA compiles it into a larger program."""
     n = env.num_envs
     step_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[0], n))(keys)
     reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], n))(keys)
     stepped = jax.jit(jax.vmap(jax.vmap(raw.step_env)))(step_keys, before.env, actions)
     first_obs, _ = jax.jit(jax.vmap(jax.vmap(raw.reset)))(reset_keys)
     return stepped, first_obs
+
+
+# --- ground truth: envhub and jaxmarl side by side ---------------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", [i for i in RUNNABLE if i.split("/")[1] not in KIT])
+def test_every_env_steps_as_jaxmarl_steps(env_id):
+    """Ground truth on every runnable id, in one compiled program per id: envhub's rollout of 2 envs with a
+    time limit of 3 next to jaxmarl's own ``step_env`` of each state before (same actions, per-env keys) and
+    its ``reset`` with envhub's reset keys, on the jaxmarl env envhub built (its ``max_steps`` set for the
+    limit). Also: observations inside the spaces, a reward per agent, an episode end every 3 steps at the
+    latest. (The kit's two envs get the longer family tests below.)"""
+    env = envhub.make(env_id, num_envs=2, max_episode_steps=3, reset_spares=False)
+    raw = env.unwrapped.marl_env
+
+    @jax.jit
+    def run(key):
+        before, keys, actions, ts, inside = traced_rollout(env, key, 7, inside=True)
+        return ts, inside, *side_by_side(env, raw, before, keys, actions)
+
+    ts, inside, (obs, _, rewards, dones, _), first = run(jax.random.key(0))
+    assert bool(inside.all()), f"{env_id}: an observation outside {env.observation_space}"
+    assert sorted(ts.reward) == sorted(env.agents)
+    assert all(r.dtype == jnp.float32 and r.shape == (7, 2) for r in ts.reward.values())
+    done = np.asarray(ts.done)
+    assert done[:3].any(axis=0).all() and done[3:6].any(axis=0).all()
+    assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
+    assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
+    assert_trees_equal(ts.info["agent_done"], {a: dones[a] for a in env.agents})
+    # jaxmarl's end is envhub's end; envhub's limit, where jaxmarl has none of its own, is a truncation.
+    np.testing.assert_array_equal(done, np.asarray(dones["__all__"]) | np.asarray(ts.truncated))
+    assert_trees_equal(own_obs(env, ts.obs), {a: first[a] for a in env.agents}, done)  # jaxmarl's reset, same key
+    assert_trees_equal(ts.obs, ts.final_obs, ~done)
 
 
 def own_obs(env, obs):
@@ -126,7 +159,7 @@ def test_mpe_steps_are_jaxmarl_steps_and_its_time_limit_is_truncation():
     assert env.metadata["time_limit"] == 26
     raw = jaxmarl.make("MPE_simple_spread_v3")
     before, keys, actions, ts = rollout(env, jax.random.key(1), 60)
-    (obs, _, rewards, dones, _), first = side_by_side(env, raw, before, keys, actions)
+    (obs, _, rewards, dones, _), first = compiled_side_by_side(env, raw, before, keys, actions)
     assert_trees_equal(ts.final_obs, {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
     done = np.asarray(dones["__all__"])
@@ -147,7 +180,7 @@ def test_smax_wins_and_losses_are_terminated_the_limit_truncated_masks_are_jaxma
     env = envhub.make("jaxmarl/HeuristicEnemySMAX", num_envs=4, reset_spares=False, **kwargs)
     raw = jaxmarl.make("HeuristicEnemySMAX", scenario=kwargs["scenario"], max_steps=19)  # 20 steps (see README)
     before, keys, actions, ts = rollout(env, jax.random.key(3), 120)
-    (obs, after, rewards, dones, _), _ = side_by_side(env, raw, before, keys, actions)
+    (obs, after, rewards, dones, _), _ = compiled_side_by_side(env, raw, before, keys, actions)
     assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
     assert_trees_equal(ts.info["agent_done"], {a: dones[a] for a in env.agents})
@@ -165,7 +198,7 @@ def test_hanabi_ends_are_terminations_with_jaxmarl_legal_moves():
     env = envhub.make("jaxmarl/hanabi", num_envs=8, reset_spares=False)
     raw = jaxmarl.make("hanabi")
     before, keys, actions, ts = rollout(env, jax.random.key(4), 80)
-    (obs, after, rewards, dones, _), first = side_by_side(env, raw, before, keys, actions)
+    (obs, after, rewards, dones, _), first = compiled_side_by_side(env, raw, before, keys, actions)
     assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
     legal = jax.vmap(jax.vmap(raw.get_legal_moves))(after)
@@ -183,7 +216,7 @@ def test_overcooked_limit_keeps_its_observations():
     env = envhub.make("jaxmarl/overcooked", num_envs=2, max_episode_steps=6, reset_spares=False)
     raw = jaxmarl.make("overcooked", max_steps=6)
     before, keys, actions, ts = rollout(env, jax.random.key(5), 13)
-    (obs, _, rewards, dones, infos), _ = side_by_side(env, raw, before, keys, actions)
+    (obs, _, rewards, dones, infos), _ = compiled_side_by_side(env, raw, before, keys, actions)
     assert_trees_equal(ts.final_obs, {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.info["shaped_reward"], infos["shaped_reward"])
     np.testing.assert_array_equal(np.flatnonzero(np.asarray(ts.truncated)[:, 0]) + 1, [6, 12])

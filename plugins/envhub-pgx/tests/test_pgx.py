@@ -1,5 +1,5 @@
-"""envhub-pgx: the conformance kit on representative games, a compiled smoke rollout on every other one, and
-ground truth against pgx itself (the same keys and actions give pgx's values).
+"""envhub-pgx: the conformance kit on representative games, and ground truth against pgx itself on every
+game (the same keys and actions give pgx's values).
 
 The kit on all 20 games would take minutes of compiling (shogi's step alone ~12 s); it runs on two games
 (KIT_GAMES) and ENVHUB_FULL_KIT=1 runs it on all of them.
@@ -30,11 +30,10 @@ def test_every_pgx_game_is_listed():
 # --- the conformance kit ----------------------------------------------------------------------------
 
 # tic_tac_toe: two players, no chance; 2048: one player, chance in every step (batched). The others (three
-# players in sparrow_mahjong, deals at init in the poker games) get the smoke rollout below; the suite's time
+# players in sparrow_mahjong, deals at init in the poker games) get the ground truth below; the suite's time
 # budget (issue 31) leaves room for no more kit classes.
 KIT_GAMES = ("tic_tac_toe", "2048")
 FULL_KIT = os.environ.get("ENVHUB_FULL_KIT") == "1"
-SMOKE_IDS = [] if FULL_KIT else [i for i in IDS if i.split("/")[1] not in KIT_GAMES]
 
 for _env_id in IDS if FULL_KIT else [f"pgx/{n}" for n in KIT_GAMES]:
     _name = "TestKit_" + "".join(c if c.isalnum() else "_" for c in _env_id.split("/", 1)[1])
@@ -45,33 +44,37 @@ for _env_id in IDS if FULL_KIT else [f"pgx/{n}" for n in KIT_GAMES]:
     )
 
 
-@pytest.mark.parametrize("env_id", SMOKE_IDS)
-def test_smoke(env_id):
-    """One compiled rollout of 2 games with a time limit of 3: observations inside the spaces, the reward
-    per agent, one structure from init and step, a game end every 3 moves at the latest."""
-    env = envhub.make(env_id, num_envs=2, max_episode_steps=3)
+# Games with the longer ground truth of test_steps_are_pgx_steps, and pgx kwargs for it.
+LONG = {"connect_four": {}, "backgammon": {}, "2048": {}, "minatar-breakout": {"sticky_action_prob": 0.3}}
+
+
+@pytest.mark.parametrize("env_id", [i for i in IDS if i.split("/")[1] not in LONG])
+def test_every_game_steps_as_pgx_steps(env_id):
+    """Ground truth on every other game, in one compiled program per game: envhub's rollout of 2 games with a
+    time limit of 3 and pgx's own step of each state before (same action and per-env key) and pgx's init with
+    envhub's reset keys. Also: observations inside the spaces, a reward per agent, one structure from init
+    and step, a game end every 3 moves at the latest."""
+    name = env_id.split("/", 1)[1]
+    env = envhub.make(env_id, num_envs=2, max_episode_steps=3, reset_spares=False)
+    game = pgx.make(name)  # pgx's defaults, as envhub's (Go's size from the id)
     space = env.observation_space
 
     @jax.jit
     def run(key):
-        state, first = env.init(key)
+        first, (before, keys, actions, ts, inside) = _traced_rollout(env, key, 7, space)
+        reached, first_games = _pgx_side_by_side(game, before, keys, actions, 2)
+        return first, ts, inside & space.contains(first.obs), reached, first_games
 
-        def body(carry, k):
-            state, ts = env.step(k, carry[0], legal_action(jax.random.fold_in(k, 1), carry[1]))
-            return (state, ts.obs), (ts, space.contains(ts.obs) & space.contains(ts.final_obs))
-
-        _, (steps, inside) = jax.lax.scan(body, (state, first.obs), jax.random.split(key, 7))
-        return first, steps, inside & space.contains(first.obs)
-
-    first, steps, inside = run(jax.random.key(0))
+    first, ts, inside, reached, first_games = run(jax.random.key(0))
     assert bool(inside.all()), f"{env_id}: an observation outside {space}"
-    assert jax.tree.structure(first) == jax.tree.structure(jax.tree.map(lambda x: x[0], steps))
-    rewards = steps.reward if env.agents else {"": steps.reward}
+    assert jax.tree.structure(first) == jax.tree.structure(jax.tree.map(lambda x: x[0], ts))
+    rewards = ts.reward if env.agents else {"": ts.reward}
     assert sorted(rewards) == sorted(env.agents or ("",))
     assert all(r.dtype == jnp.float32 and r.shape == (7, 2) for r in rewards.values())
-    done = np.asarray(steps.done)
+    done = np.asarray(ts.done)
     assert done[:3].any(axis=0).all() and done[3:6].any(axis=0).all()  # every game ends within 3 moves
-    assert not np.asarray(steps.truncated & steps.terminated).any()
+    assert not np.asarray(ts.truncated & ts.terminated).any()
+    _assert_steps_are_pgx_steps(env, ts, reached, first_games)
 
 
 def legal_action(key, obs):
@@ -83,9 +86,10 @@ def legal_action(key, obs):
 # --- ground truth: envhub and pgx side by side -------------------------------------------------------
 
 
-def _rollout(env, key, num_steps, illegal_every=0):
-    """A compiled rollout of random legal moves (and an illegal-or-random one every ``illegal_every`` steps);
-    per step: the state before, the step key, the action and the TimeStep."""
+def _traced_rollout(env, key, num_steps, space=None, illegal_every=0):
+    """Inside a trace: a rollout of random legal moves (and an illegal-or-random one every ``illegal_every``
+    steps); the first TimeStep, then per step the state before, the step key, the action and the TimeStep
+    (with ``space``, also whether obs and final_obs lie in it)."""
 
     def body(carry, k):
         state, obs = carry
@@ -94,19 +98,25 @@ def _rollout(env, key, num_steps, illegal_every=0):
             uniform = jax.random.randint(jax.random.fold_in(k, 2), action.shape, 0, env.single_action_space.n)
             action = jnp.where(jax.random.uniform(jax.random.fold_in(k, 3)) < 1 / illegal_every, uniform, action)
         new, ts = env.step(k, state, action)
-        return (new, ts.obs), (state, k, action, ts)
+        out = (state, k, action, ts)
+        return (new, ts.obs), out if space is None else (*out, space.contains(ts.obs) & space.contains(ts.final_obs))
 
     state, first = env.init(key)
     keys = jax.random.split(jax.random.fold_in(key, 1), num_steps)
-    return jax.jit(lambda c: jax.lax.scan(body, c, keys)[1])((state, first.obs))
+    return first, jax.lax.scan(body, (state, first.obs), keys)[1]
+
+
+def _rollout(env, key, num_steps, illegal_every=0):
+    """``_traced_rollout``'s steps, compiled."""
+    return jax.jit(lambda k: _traced_rollout(env, k, num_steps, illegal_every=illegal_every)[1])(key)
 
 
 def _pgx_side_by_side(game, before, keys, actions, num_envs):
-    """pgx's own step of envhub's state before each step, with the per-env keys envhub's base gives it,
-    and pgx's init with the key envhub resets with."""
+    """Inside a trace: pgx's own step of envhub's state before each step, with the per-env keys envhub's base
+    gives it, and pgx's init with the per-env keys envhub resets with (reset_spares=False)."""
     step_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[0], num_envs))(keys)
-    reached = jax.jit(jax.vmap(jax.vmap(game.step)))(before.env, actions, step_keys)
-    return reached, step_keys
+    reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], num_envs))(keys)
+    return jax.vmap(jax.vmap(game.step))(before.env, actions, step_keys), jax.vmap(jax.vmap(game.init))(reset_keys)
 
 
 def _assert_equal(a, b, where=None):
@@ -115,18 +125,10 @@ def _assert_equal(a, b, where=None):
         np.testing.assert_array_equal(x if where is None else x[where], y if where is None else y[where])
 
 
-@pytest.mark.parametrize(
-    "name, kwargs",
-    [("connect_four", {}), ("backgammon", {}), ("2048", {}), ("minatar-breakout", {"sticky_action_prob": 0.3})],
-)
-def test_steps_are_pgx_steps(name, kwargs):
-    """Every step is pgx's step of the same state, action and key: observation, mask, player, rewards and
-    the end of the game; where a game ended, the next one starts (same step) and final_obs is the reached one."""
-    num_envs, num_steps = 4, 60
-    env = envhub.make(f"pgx/{name}", num_envs=num_envs, reset_spares=False, **kwargs)
-    game = type(pgx.make(name))(**kwargs)
-    before, keys, actions, ts = _rollout(env, jax.random.key(0), num_steps, illegal_every=10)  # illegal moves end games
-    reached, _ = _pgx_side_by_side(game, before, keys, actions, num_envs)
+def _assert_steps_are_pgx_steps(env, ts, reached, first_games):
+    """Every step is pgx's step of the same state, action and key: observation, mask, player, rewards and the
+    end of the game; where a game ended, the next one starts (same step: pgx's init with envhub's reset key)
+    and final_obs is the position reached."""
     from envhub_pgx.environment import observation
 
     _assert_equal(ts.final_obs, observation(reached))
@@ -135,11 +137,23 @@ def test_steps_are_pgx_steps(name, kwargs):
     np.testing.assert_array_equal(ts.terminated, reached.terminated)
     done = np.asarray(ts.done)
     _assert_equal(ts.obs, observation(reached), ~done)  # no game ended: the position reached
-    assert done.any(), f"no {name} game ended in {num_steps} moves: the reset was not checked"
-    # Where a game ended, obs is pgx's init with the key the base resets with (reset_spares=False: per env).
-    reset_keys = jax.vmap(lambda k: jax.random.split(jax.random.split(k)[1], num_envs))(keys)
-    first = jax.jit(jax.vmap(jax.vmap(game.init)))(reset_keys)
-    _assert_equal(ts.obs, observation(first), done)
+    assert done.any(), f"no {env.id} game ended: the reset was not checked"
+    _assert_equal(ts.obs, observation(first_games), done)
+
+
+@pytest.mark.parametrize("name, kwargs", LONG.items())
+def test_steps_are_pgx_steps(name, kwargs):
+    """Longer games with illegal moves among the legal ones (they end the game), and pgx's kwargs."""
+    num_envs, num_steps = 4, 60
+    env = envhub.make(f"pgx/{name}", num_envs=num_envs, reset_spares=False, **kwargs)
+    game = type(pgx.make(name))(**kwargs)
+
+    @jax.jit
+    def run(key):
+        _, (before, keys, actions, ts) = _traced_rollout(env, key, num_steps, illegal_every=10)
+        return ts, *_pgx_side_by_side(game, before, keys, actions, num_envs)
+
+    _assert_steps_are_pgx_steps(env, *run(jax.random.key(0)))
 
 
 def test_illegal_move_ends_the_game_with_pgx_penalty():
