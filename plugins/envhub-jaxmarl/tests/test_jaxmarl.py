@@ -15,7 +15,7 @@ from jaxmarl.registration import registered_envs
 
 import envhub
 from envhub import testing
-from envhub.plugin import EnvUnavailableError, InvalidArgumentError
+from envhub.plugin import EnvUnavailableError, InvalidArgumentError, RenderError
 from envhub.testing.toy_envs import Corridor
 
 SPECS = envhub.list_envs("jaxmarl")
@@ -300,3 +300,27 @@ def test_pettingzoo_parallel_export_steps_the_envhub_env():
         envhub.interop.to_pettingzoo_parallel(Corridor())
     with pytest.raises(InvalidArgumentError, match=r"needs an unbatched env"):
         envhub.interop.to_pettingzoo_parallel(envhub.make("jaxmarl/hanabi", num_envs=2))
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_cannot():
+    env = envhub.make("jaxmarl/MPE_simple_spread_v3", num_envs=2)
+    state, _ = env.init(jax.random.key(0))
+    frames = env.render(state)
+    assert frames.shape == (2, 256, 256, 3) and frames.dtype == np.uint8
+    marl = env.unwrapped.marl_env
+    checked = 0
+    for i in range(2):  # each env's own positions: an entity's colour at its centre (arena -2..2, 256 px)...
+        pos, radius = np.asarray(state.env.p_pos[i]), np.asarray(marl.rad)
+        for entity, (x, y) in enumerate(pos):
+            if any(np.hypot(*(pos[j] - pos[entity])) < radius[j] + 0.05 for j in range(entity + 1, len(pos))):
+                continue  # ...unless an entity drawn later covers it
+            row, col = int((2 - y) / 4 * 256), int((x + 2) / 4 * 256)
+            np.testing.assert_array_equal(frames[i, row, col], marl.colour[entity], err_msg=f"env {i}, entity {entity}")
+            checked += 1
+    assert checked >= 8, checked  # of 12 entities
+    np.testing.assert_array_equal(env.render(state, index=1), frames[1])
+    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE environments only"):
+        envhub.make("jaxmarl/hanabi").render(envhub.make("jaxmarl/hanabi").init(jax.random.key(0))[0])
