@@ -222,7 +222,9 @@ def check_errors(probe: Probe) -> None:
     """Bad actions raise ActionError at trace time; use after close raises ClosedEnvironmentError."""
     env = probe.fresh()
     key = jax.random.key(0)
-    state, _ = env.init(key)
+    # A state of the shared env (its init is compiled once per probe): the refusals below come before
+    # the state is read, and a closed env refuses before anything else.
+    state, _ = probe.env.init(key)
     space = env.action_space
     good = space.sample(key)
     wrong_shape = jax.tree.map(lambda x: jnp.zeros((*x.shape, 3), x.dtype), good)
@@ -253,7 +255,8 @@ def check_errors(probe: Probe) -> None:
 def check_close(probe: Probe) -> None:
     """close() frees host resources, through the context manager too; nothing stays alive."""
     with probe.fresh() as env:
-        env.init(jax.random.key(0))
+        if not env.is_jax_native:  # host envs hold resources once they run (a JAX-native env holds none)
+            env.init(jax.random.key(0))
     require(env.closed, "leaving `with envhub.make(...) as env` did not close the env")
     live = getattr(env.unwrapped, "live_host_envs", None)
     if callable(live):
