@@ -67,7 +67,8 @@ def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
     spec.loader.exec_module(script)
     assert [p.name for p in script.PROJECTS[1:]] == [f"envhub-{b}" for b in IN_REPO]  # no plugins/_template
     assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 1 + len(IN_REPO)
-    words = {9: "nine", 11: "eleven", 13: "thirteen", 18: "eighteen", 22: "twenty-two", 26: "twenty-six"}
-    projects = len(script.PROJECTS)  # the docstring's count follows the set (words known up to 13 projects)
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 18: "eighteen"}
+    words |= {20: "twenty", 22: "twenty-two", 24: "twenty-four", 26: "twenty-six", 28: "twenty-eight"}
+    projects = len(script.PROJECTS)  # the docstring's count follows the set (add words past 14 projects)
     said = f"all {words[2 * projects]} files ({words[projects]} projects, two files each)"
     assert said in " ".join(script.__doc__.split()), said
