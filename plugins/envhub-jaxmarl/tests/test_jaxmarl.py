@@ -322,5 +322,25 @@ def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_can
             checked += 1
     assert checked >= 8, checked  # of 12 entities
     np.testing.assert_array_equal(env.render(state, index=1), frames[1])
-    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE environments only"):
+    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE environments and Overcooked only"):
         envhub.make("jaxmarl/hanabi").render(envhub.make("jaxmarl/hanabi").init(jax.random.key(0))[0])
+
+
+def test_overcooked_renders_each_cook_in_its_tile_and_colour():
+    """jaxmarl's kitchen tiles, 32 px each, with one tile of border: agent_0 is the red cook, agent_1 the blue."""
+    env = envhub.make("jaxmarl/overcooked", num_envs=2)
+    state, _ = env.init(jax.random.key(0))
+    for t in range(4):  # the two envs' cooks walk apart
+        actions = {a: jnp.array([t % 4, (t + 1) % 4], jnp.int32) for a in env.agents}
+        state, _ = env.step(jax.random.key(t + 1), state, actions)
+    frames = env.render(state)
+    assert frames.shape == (2, 192, 224, 3) and frames.dtype == np.uint8  # cramped_room: 6 x 7 tiles
+    positions = np.asarray(state.env.agent_pos)
+    assert not (positions[0] == positions[1]).all(), "the two envs' cooks should stand apart"
+    for i in range(2):
+        for cook, colour in zip(positions[i], [(255, 0, 0), (0, 0, 255)]):
+            x, y = (int(v) + 1 for v in cook)
+            tile = {
+                tuple(int(v) for v in c) for c in frames[i, y * 32 : (y + 1) * 32, x * 32 : (x + 1) * 32].reshape(-1, 3)
+            }
+            assert colour in tile and ({(255, 0, 0), (0, 0, 255)} - {colour}).isdisjoint(tile), (i, cook)

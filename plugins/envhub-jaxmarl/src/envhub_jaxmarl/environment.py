@@ -117,23 +117,26 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
 
     @property
     def render_modes(self) -> tuple[str, ...]:  # type: ignore[override]
-        from envhub_jaxmarl.render import DRAWABLE
+        from envhub_jaxmarl.render import drawer
 
-        return ("rgb_array",) if self.family in DRAWABLE else ()
+        return ("rgb_array",) if drawer(self.name, self.family) else ()
 
     def _render(self, state: Any, index: int | None) -> Any:
-        from envhub_jaxmarl.render import draw_mpe
+        from envhub_jaxmarl.render import drawer
 
-        if not self.render_modes:
+        draw = drawer(self.name, self.family)
+        if draw is None:
             from envhub.plugin import RenderError
 
             raise RenderError(
-                self.id, "envhub draws jaxmarl's MPE environments only", "record its observations instead"
+                self.id,
+                "envhub draws jaxmarl's MPE environments and Overcooked only",
+                "record its observations instead",
             )
         states = jax.device_get(state.env)
         if self.num_envs is None:
-            return draw_mpe(self.marl_env, states)
-        one = lambda i: draw_mpe(self.marl_env, jax.tree.map(lambda x: x[i], states))  # noqa: E731
+            return draw(self.marl_env, states)
+        one = lambda i: draw(self.marl_env, jax.tree.map(lambda x: x[i], states))  # noqa: E731
         return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
