@@ -305,25 +305,53 @@ def test_pettingzoo_parallel_export_steps_the_envhub_env():
 # --- rendering -------------------------------------------------------------------------------------
 
 
+def assert_circles_drawn(frame, centres, radii, colours, extent):
+    """Each circle's colour at its centre pixel, unless a circle drawn after it covers it (within 2 px); returns
+    how many were checked. ``extent`` = (x0, x1, y0, y1), the world the frame spans (y up)."""
+    (x0, x1, y0, y1), (h, w) = extent, frame.shape[:2]
+    margin, checked = 2 * (x1 - x0) / w, 0
+    for k, ((x, y), colour) in enumerate(zip(centres, colours)):
+        if any(np.hypot(*(centres[j] - centres[k])) < radii[j] + margin for j in range(k + 1, len(centres))):
+            continue
+        row, col = int((y1 - y) / (y1 - y0) * h), int((x - x0) / (x1 - x0) * w)
+        np.testing.assert_array_equal(frame[row, col], colour, err_msg=f"circle {k} at {(x, y)}")
+        checked += 1
+    return checked
+
+
 def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_cannot():
     env = envhub.make("jaxmarl/MPE_simple_spread_v3", num_envs=2)
     state, _ = env.init(jax.random.key(0))
     frames = env.render(state)
     assert frames.shape == (2, 256, 256, 3) and frames.dtype == np.uint8
     marl = env.unwrapped.marl_env
-    checked = 0
-    for i in range(2):  # each env's own positions: an entity's colour at its centre (arena -2..2, 256 px)...
-        pos, radius = np.asarray(state.env.p_pos[i]), np.asarray(marl.rad)
-        for entity, (x, y) in enumerate(pos):
-            if any(np.hypot(*(pos[j] - pos[entity])) < radius[j] + 0.05 for j in range(entity + 1, len(pos))):
-                continue  # ...unless an entity drawn later covers it
-            row, col = int((2 - y) / 4 * 256), int((x + 2) / 4 * 256)
-            np.testing.assert_array_equal(frames[i, row, col], marl.colour[entity], err_msg=f"env {i}, entity {entity}")
-            checked += 1
-    assert checked >= 8, checked  # of 12 entities
+    checked = [  # each env's own positions: an entity's colour at its centre (arena -2..2)
+        assert_circles_drawn(
+            frames[i], np.asarray(state.env.p_pos[i]), np.asarray(marl.rad), marl.colour, (-2, 2, -2, 2)
+        )
+        for i in range(2)
+    ]
+    assert sum(checked) >= 8, checked  # of 12 entities
     np.testing.assert_array_equal(env.render(state, index=1), frames[1])
-    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE environments and Overcooked only"):
+    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE, SMAX and Overcooked \(v1\) environments only"):
         envhub.make("jaxmarl/hanabi").render(envhub.make("jaxmarl/hanabi").init(jax.random.key(0))[0])
+
+
+@pytest.mark.parametrize("name", ["SMAX", "HeuristicEnemySMAX"])
+def test_smax_renders_living_units_allies_blue_enemies_green(name):
+    env = envhub.make(f"jaxmarl/{name}", num_envs=2)
+    state, _ = env.init(jax.random.key(0))
+    frames = env.render(state)
+    smax = getattr(env.unwrapped.marl_env, "_env", env.unwrapped.marl_env)
+    units = getattr(state.env, "state", state.env)
+    radii = np.asarray(smax.unit_type_radiuses)[np.asarray(units.unit_types)]
+    colours = [(0, 0, 255)] * smax.num_allies + [(0, 128, 0)] * smax.num_enemies
+    extent = (0, smax.map_width, 0, smax.map_height)
+    checked = [
+        assert_circles_drawn(frames[i], np.asarray(units.unit_positions[i]), radii[i], colours, extent)
+        for i in range(2)
+    ]
+    assert sum(checked) >= smax.num_allies + smax.num_enemies, checked  # of 2 x 10 units
 
 
 def test_overcooked_renders_each_cook_in_its_tile_and_colour():

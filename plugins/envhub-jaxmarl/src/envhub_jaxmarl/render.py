@@ -1,8 +1,9 @@
-"""Draw one state of jaxmarl's MPE or Overcooked (v1) environments as uint8 RGB pixels, off screen.
+"""Draw one state of jaxmarl's MPE, SMAX or Overcooked (v1) environments as uint8 RGB pixels, off screen.
 
 MPE: jaxmarl's own ``MPEVisualizer`` opens a pyplot window and prints; this draws the same circles (positions,
-radii and colours of the env's entities) on an off-screen matplotlib canvas. Overcooked: the tiles of
-jaxmarl's ``OvercookedVisualizer``, as its ``animate`` draws each frame (no window).
+radii and colours of the env's entities) on an off-screen matplotlib canvas. SMAX: the living units as its
+visualizer's circles (allies blue, enemies green; its shot markers need the step's actions, so not drawn).
+Overcooked: the tiles of jaxmarl's ``OvercookedVisualizer``, as its ``animate`` draws each frame (no window).
 """
 
 from __future__ import annotations
@@ -12,20 +13,17 @@ from typing import Any
 
 import numpy as np
 
-#: What envhub draws: the MPE family and Overcooked v1 (the others' ``render`` in jaxmarl 0.2.0 prints text
-#: or draws into a pyplot window).
-DRAWABLE_FAMILIES, DRAWABLE_NAMES = frozenset({"mpe"}), frozenset({"overcooked"})
-
 
 def drawer(name: str, family: str) -> Callable[[Any, Any], np.ndarray] | None:
-    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None."""
-    if family in DRAWABLE_FAMILIES:
-        return draw_mpe
-    return draw_overcooked if name in DRAWABLE_NAMES else None
+    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: the MPE and SMAX families and
+    Overcooked v1 draw (the others' ``render`` in jaxmarl 0.2.0 prints text, or draws tiles not mapped here)."""
+    by_family = {"mpe": draw_mpe, "smax": draw_smax}
+    return by_family.get(family) or (draw_overcooked if name == "overcooked" else None)
 
 
-def draw_mpe(marl_env: Any, state: Any, size: float = 4.0, dpi: int = 64) -> np.ndarray:
-    """One uint8 RGB frame of one MPE ``state`` of ``marl_env``: the arena from -2 to 2, the step in a corner."""
+def _circles(extent: tuple[float, float, float, float], circles: list[tuple[Any, float, Any]], text: str,
+             size: float = 4.0, dpi: int = 64) -> np.ndarray:  # fmt: skip
+    """Filled ``(centre, radius, colour)`` circles over ``extent`` (x0, x1, y0, y1), ``text`` in the top left."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Circle
@@ -33,16 +31,34 @@ def draw_mpe(marl_env: Any, state: Any, size: float = 4.0, dpi: int = 64) -> np.
     fig = Figure(figsize=(size, size), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-    ax.set_xlim(-2, 2)
-    ax.set_ylim(-2, 2)
+    ax.set_xlim(extent[0], extent[1])
+    ax.set_ylim(extent[2], extent[3])
     ax.set_xticks([])
     ax.set_yticks([])
-    positions, radii = np.asarray(state.p_pos), np.asarray(marl_env.rad)
-    for i in range(marl_env.num_entities):
-        ax.add_patch(Circle(tuple(positions[i]), float(radii[i]), color=np.asarray(marl_env.colour[i]) / 255))
-    ax.text(-1.95, 1.95, f"step {int(state.step)}", va="top")
+    for centre, radius, colour in circles:
+        ax.add_patch(Circle(tuple(np.asarray(centre)), float(radius), color=colour))
+    x0, x1, y0, y1 = extent
+    ax.text(x0 + 0.01 * (x1 - x0), y1 - 0.01 * (y1 - y0), text, va="top")
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+
+def draw_mpe(marl_env: Any, state: Any) -> np.ndarray:
+    """One uint8 RGB frame of one MPE ``state`` of ``marl_env``: the arena from -2 to 2, 256 px a side."""
+    positions, radii = np.asarray(state.p_pos), np.asarray(marl_env.rad)
+    circles = [(positions[i], radii[i], np.asarray(marl_env.colour[i]) / 255) for i in range(marl_env.num_entities)]
+    return _circles((-2, 2, -2, 2), circles, f"step {int(state.step)}")
+
+
+def draw_smax(marl_env: Any, state: Any) -> np.ndarray:
+    """One uint8 RGB frame of one SMAX ``state``: the living units on the map, allies blue, enemies green."""
+    smax, inner = getattr(marl_env, "_env", marl_env), getattr(state, "state", state)  # HeuristicEnemySMAX wraps
+    radii = np.asarray(smax.unit_type_radiuses)[np.asarray(inner.unit_types)]
+    positions, alive = np.asarray(inner.unit_positions), np.asarray(inner.unit_alive)
+    circles = [
+        (positions[i], radii[i], "blue" if i < smax.num_allies else "green") for i in range(len(alive)) if alive[i]
+    ]
+    return _circles((0, smax.map_width, 0, smax.map_height), circles, f"step {int(inner.step)}")
 
 
 def draw_overcooked(marl_env: Any, state: Any) -> np.ndarray:
