@@ -333,7 +333,9 @@ def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_can
     ]
     assert sum(checked) >= 8, checked  # of 12 entities
     np.testing.assert_array_equal(env.render(state, index=1), frames[1])
-    with pytest.raises(RenderError, match=r"'jaxmarl/hanabi'.*MPE, SMAX and Overcooked \(v1\) environments only"):
+    with pytest.raises(
+        RenderError, match=r"'jaxmarl/hanabi'.*MPE, SMAX, coin game and Overcooked \(v1\) environments only"
+    ):
         envhub.make("jaxmarl/hanabi").render(envhub.make("jaxmarl/hanabi").init(jax.random.key(0))[0])
 
 
@@ -352,6 +354,19 @@ def test_smax_renders_living_units_allies_blue_enemies_green(name):
         for i in range(2)
     ]
     assert sum(checked) >= smax.num_allies + smax.num_enemies, checked  # of 2 x 10 units
+
+
+def test_coin_game_renders_agents_and_coins_in_their_cells():
+    from envhub_jaxmarl.render import COIN_GAME
+
+    env = envhub.make("jaxmarl/coin_game", num_envs=2)
+    state, _ = env.init(jax.random.key(0))
+    frames = env.render(state)
+    colours = [tuple(round(255 * c) for c in colour) for _, _, colour in COIN_GAME]
+    radii = np.array([radius for _, radius, _ in COIN_GAME])
+    for i in range(2):  # each env's own cells (3x3 grid, a cell's centre at position + 0.5)
+        centres = np.stack([np.asarray(getattr(state.env, field)[i]) + 0.5 for field, _, _ in COIN_GAME])
+        assert assert_circles_drawn(frames[i], centres, radii, colours, (0, 3, 0, 3)) >= 2, centres
 
 
 def test_overcooked_renders_each_cook_in_its_tile_and_colour():

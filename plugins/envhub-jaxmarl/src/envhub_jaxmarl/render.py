@@ -4,6 +4,8 @@ MPE: jaxmarl's own ``MPEVisualizer`` opens a pyplot window and prints; this draw
 radii and colours of the env's entities) on an off-screen matplotlib canvas. SMAX: the living units as its
 visualizer's circles (allies blue, enemies green; its shot markers need the step's actions, so not drawn).
 Overcooked: the tiles of jaxmarl's ``OvercookedVisualizer``, as its ``animate`` draws each frame (no window).
+Coin game: the two agents and their coins on its 3x3 grid (jaxmarl 0.2.0's own ``render`` of it calls
+matplotlib's ``tostring_rgb``, removed in matplotlib 3.10).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import numpy as np
 
 
 def drawer(name: str, family: str) -> Callable[[Any, Any], np.ndarray] | None:
-    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: the MPE and SMAX families and
-    Overcooked v1 draw (the others' ``render`` in jaxmarl 0.2.0 prints text, or draws tiles not mapped here)."""
-    by_family = {"mpe": draw_mpe, "smax": draw_smax}
+    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: the MPE and SMAX families, the
+    coin game and Overcooked v1 draw (Hanabi's ``render`` prints text; Overcooked v2's tiles are not mapped)."""
+    by_family = {"mpe": draw_mpe, "smax": draw_smax, "coin_game": draw_coin_game}
     return by_family.get(family) or (draw_overcooked if name == "overcooked" else None)
 
 
@@ -59,6 +61,17 @@ def draw_smax(marl_env: Any, state: Any) -> np.ndarray:
         (positions[i], radii[i], "blue" if i < smax.num_allies else "green") for i in range(len(alive)) if alive[i]
     ]
     return _circles((0, smax.map_width, 0, smax.map_height), circles, f"step {int(inner.step)}")
+
+
+#: The coin game's drawing: its agents, then their (smaller) coins on top, at the cells' centres.
+COIN_GAME = (("red_pos", 0.4, (1.0, 0.0, 0.0)), ("blue_pos", 0.4, (0.0, 0.0, 1.0)),
+             ("red_coin_pos", 0.2, (1.0, 0.6, 0.6)), ("blue_coin_pos", 0.2, (0.6, 0.6, 1.0)))  # fmt: skip
+
+
+def draw_coin_game(marl_env: Any, state: Any) -> np.ndarray:
+    """One uint8 RGB frame of one coin game ``state``: the agents (red, blue) and coins (light red, light blue)."""
+    circles = [(np.asarray(getattr(state, field)) + 0.5, radius, colour) for field, radius, colour in COIN_GAME]
+    return _circles((0, 3, 0, 3), circles, f"step {int(state.step)}")
 
 
 def draw_overcooked(marl_env: Any, state: Any) -> np.ndarray:
