@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -19,3 +20,12 @@ def load_example(name: str):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def short_run(name: str, args: list[str], out: Path) -> dict:
+    """Run ``examples/<name>.py``'s ``main(args + --out out)``; check it saved what it returned and drew its curve;
+    return the saved metrics."""
+    metrics = load_example(name).main([*args, "--out", str(out)])
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved == json.loads(json.dumps(metrics)) and (out / "curve.png").stat().st_size > 0
+    return saved

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from examples_loader import load_example
+from examples_loader import load_example, short_run
 
 pytest.importorskip("optax", reason="examples/ippo.py needs optax: pip install -e '.[examples]'")
 pytestmark = pytest.mark.requires_plugin("jaxmarl")
@@ -21,11 +21,8 @@ def load_ippo():
 
 
 def test_a_short_run_writes_metrics_and_curve(tmp_path):
-    ippo = load_ippo()
-    args = ["--total-steps", "2000", "--num-envs", "8", "--eval-episodes", "8", "--epochs", "1", "--out", str(tmp_path)]
-    metrics = ippo.main(args)
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    assert saved == json.loads(json.dumps(metrics)) and (tmp_path / "curve.png").stat().st_size > 0
+    args = ["--total-steps", "2000", "--num-envs", "8", "--eval-episodes", "8", "--epochs", "1"]
+    saved = short_run("ippo", args, tmp_path)
     assert saved["agents"] == 3 and saved["total_env_steps"] >= 2000 - 8 * 26
     assert saved["eval_unfinished"] == 0 and saved["final_return"] < 0 and saved["random_return"] < 0  # MPE: distances
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from examples_loader import load_example
+from examples_loader import load_example, short_run
 
 pytest.importorskip("optax", reason="examples/selfplay.py needs optax: pip install -e '.[examples]'")
 pytestmark = pytest.mark.requires_plugin("pgx")
@@ -23,9 +23,7 @@ def load_selfplay():
 
 def test_a_short_run_writes_metrics_and_curve(tmp_path):
     args = ["--total-steps", "4096", "--num-envs", "16", "--num-steps", "16", "--eval-games", "16", "--epochs", "1"]
-    metrics = load_selfplay().main([*args, "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    assert saved == json.loads(json.dumps(metrics)) and (tmp_path / "curve.png").stat().st_size > 0
+    saved = short_run("selfplay", args, tmp_path)
     assert saved["eval_unfinished"] == 0 and abs(saved["win_rate"] + saved["draw_rate"] + saved["loss_rate"] - 1) < 1e-6
     assert all(p["mean_game_length"] >= 7 for p in saved["curve"])  # connect four: no game under 7 moves
 
