@@ -333,10 +333,13 @@ def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_can
     ]
     assert sum(checked) >= 8, checked  # of 12 entities
     np.testing.assert_array_equal(env.render(state, index=1), frames[1])
+    v2 = envhub.make("jaxmarl/overcooked_v2")  # its visualizer's tiles are not mapped
+    assert v2.render_modes == ()
     with pytest.raises(
-        RenderError, match=r"'jaxmarl/hanabi'.*MPE, SMAX, coin game and Overcooked \(v1\) environments only"
+        RenderError,
+        match=r"'jaxmarl/overcooked_v2'.*MPE, SMAX, coin game, Hanabi and Overcooked \(v1\) environments only",
     ):
-        envhub.make("jaxmarl/hanabi").render(envhub.make("jaxmarl/hanabi").init(jax.random.key(0))[0])
+        v2.render(v2.init(jax.random.key(0))[0])
 
 
 @pytest.mark.parametrize("name", ["SMAX", "HeuristicEnemySMAX"])
@@ -387,3 +390,32 @@ def test_overcooked_renders_each_cook_in_its_tile_and_colour():
                 tuple(int(v) for v in c) for c in frames[i, y * 32 : (y + 1) * 32, x * 32 : (x + 1) * 32].reshape(-1, 3)
             }
             assert colour in tile and ({(255, 0, 0), (0, 0, 255)} - {colour}).isdisjoint(tile), (i, cook)
+
+
+def test_hanabi_draws_its_game_as_text_and_a_hint_changes_the_frame():
+    """The player to move gives its first legal hint (actions 10-19: colour, then rank hints; the other agent's
+    only legal action is 20, no-op): an information token is spent, and the frame's first line changes."""
+    from envhub_jaxmarl.render import HANABI_LINE, hanabi_lines
+
+    env = envhub.make("jaxmarl/hanabi", num_envs=2)
+    assert env.render_modes == ("rgb_array",)
+    state, ts = env.init(jax.random.key(0))
+    before = env.render(state)
+    assert before.ndim == 4 and before.shape[0] == 2 and before.shape[-1] == 3 and before.dtype == np.uint8
+    assert (before[0] == 255).all(-1).mean() > 0.5 and (before[0] < 100).all(-1).sum() > 500  # dark text on white
+    actions = {}
+    for agent in env.agents:
+        hints = np.asarray(ts.obs[agent]["legal_action_mask"])[:, 10:20]
+        actions[agent] = jnp.asarray(np.where(hints.any(-1), 10 + hints.argmax(-1), 20), jnp.int32)
+    np.testing.assert_array_equal((np.stack(list(actions.values())) < 20).sum(0), [1, 1])  # a hint per game
+    state, _ = env.step(jax.random.key(1), state, actions)
+    after = env.render(state)
+    assert after.shape == before.shape
+    marl, host = env.unwrapped.marl_env, jax.device_get(state.env)
+    for i in range(2):
+        lines = hanabi_lines(marl, jax.tree.map(lambda x, i=i: x[i], host))
+        assert "Information 7" in lines[0], lines  # of 8
+        assert any(line.startswith("  ") and "hinted XX" not in line for line in lines), lines  # a hinted card
+        rows = np.nonzero((before[i] != after[i]).any(-1))[0]
+        assert rows.min() < 8 + HANABI_LINE, rows.min()  # the tokens' line (the first) changed
+        np.testing.assert_array_equal(env.render(state, index=i), after[i])

@@ -6,6 +6,8 @@ visualizer's circles (allies blue, enemies green; its shot markers need the step
 Overcooked: the tiles of jaxmarl's ``OvercookedVisualizer``, as its ``animate`` draws each frame (no window).
 Coin game: the two agents and their coins on its 3x3 grid (jaxmarl 0.2.0's own ``render`` of it calls
 matplotlib's ``tostring_rgb``, removed in matplotlib 3.10).
+Hanabi: jaxmarl's ``render`` prints the game as text; the same facts (tokens, fireworks, discards, each hand
+with its hints) are written as text lines on an off-screen canvas.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import numpy as np
 
 def drawer(name: str, family: str) -> Callable[[Any, Any], np.ndarray] | None:
     """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: the MPE and SMAX families, the
-    coin game and Overcooked v1 draw (Hanabi's ``render`` prints text; Overcooked v2's tiles are not mapped)."""
-    by_family = {"mpe": draw_mpe, "smax": draw_smax, "coin_game": draw_coin_game}
+    coin game, Hanabi and Overcooked v1 draw (Overcooked v2's tiles are not mapped)."""
+    by_family = {"mpe": draw_mpe, "smax": draw_smax, "coin_game": draw_coin_game, "hanabi": draw_hanabi}
     return by_family.get(family) or (draw_overcooked if name == "overcooked" else None)
 
 
@@ -87,3 +89,67 @@ def draw_overcooked(marl_env: Any, state: Any) -> np.ndarray:
         agent_inv=np.asarray(state.agent_inv),
     )
     return np.asarray(frame, np.uint8)
+
+
+#: Hanabi's text: DejaVu Sans Mono at 10 pt on a 72 dpi canvas (a point is a pixel): ~6.1 px a character,
+#: 12.5 px a line, 84 characters wide (the longest line, five colours of discards, has 79).
+HANABI_FONT, HANABI_CHAR, HANABI_LINE, HANABI_WIDTH = 10, 6.1, 12.5, 84
+
+
+def draw_hanabi(marl_env: Any, state: Any) -> np.ndarray:
+    """One uint8 RGB frame of one Hanabi ``state``: ``hanabi_lines`` in black on white; its size depends only
+    on the players and hand size, so the frames of an episode stack into a GIF."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    lines = hanabi_lines(marl_env, state)
+    width, height = HANABI_WIDTH * HANABI_CHAR + 16, len(lines) * HANABI_LINE + 16
+    fig = Figure(figsize=(width / 72, height / 72), dpi=72, facecolor="white")
+    canvas = FigureCanvasAgg(fig)
+    text = "\n".join(lines)
+    spacing = HANABI_LINE / HANABI_FONT
+    fig.text(8 / width, 1 - 8 / height, text, family="monospace", fontsize=HANABI_FONT, va="top", linespacing=spacing)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+
+def hanabi_lines(marl_env: Any, state: Any) -> list[str]:
+    """The facts jaxmarl's Hanabi ``render`` prints: turn, score, tokens, deck, fireworks, discards, and each
+    player's hand: a card, the hints it got (X: none) and the colours and ranks it may still be."""
+    colours = list(marl_env.color_map)
+    ranks = [str(r + 1) for r in range(marl_env.num_ranks)]
+
+    def card(one_hot: Any) -> str:  # (colours, ranks) one-hot; "--" for an empty slot
+        one_hot = np.asarray(one_hot)
+        if not one_hot.any():
+            return "--"
+        return colours[one_hot.any(axis=1).argmax()] + ranks[one_hot.any(axis=0).argmax()]
+
+    def hinted(revealed: Any, names: list[str]) -> str:
+        return names[int(np.argmax(revealed))] if np.any(revealed) else "X"
+
+    fireworks = np.asarray(state.fireworks)  # a firework's ranks are played in order: its height is their count
+    discarded = np.asarray(state.discard_pile)[: int(state.num_cards_discarded)]
+    piles = {c: "".join(card(d)[1] for d in discarded if card(d)[0] == c) for c in colours}
+    to_play = int(np.argmax(np.asarray(state.cur_player_idx)))
+    lines = [
+        f"Turn {int(state.step)}  Score {int(state.score)}  Information {int(np.sum(state.info_tokens))}  "
+        f"Lives {int(np.sum(state.life_tokens))}  Deck {int(np.sum(state.deck))}",
+        "Fireworks: " + " ".join(f"{c}{int(n)}" for c, n in zip(colours, fireworks.sum(axis=1))),
+        "Discards:  " + ("  ".join(f"{c} {''.join(sorted(p))}" for c, p in piles.items() if p) or "none"),
+    ]
+    shape = (marl_env.hand_size, marl_env.num_colors, marl_env.num_ranks)
+    for player in range(marl_env.num_agents):
+        lines.append(f"Player {player}" + ("  <- to play" if player == to_play else ""))
+        knowledge = np.asarray(state.card_knowledge[player]).reshape(shape)
+        for slot in range(marl_env.hand_size):
+            maybe = knowledge[slot]
+            colour_hint = hinted(state.colors_revealed[player][slot], colours)
+            rank_hint = hinted(state.ranks_revealed[player][slot], ranks)
+            lines.append(
+                f"  {slot} {card(state.player_hands[player][slot])}  hinted {colour_hint}{rank_hint}  may be "
+                + "".join(c for c, k in zip(colours, maybe.any(axis=1)) if k)
+                + " "
+                + "".join(r for r, k in zip(ranks, maybe.any(axis=0)) if k)
+            )
+    return lines

@@ -44,7 +44,10 @@ class PgxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     players lists them in ``agents`` (``player_0`` ... in pgx's player ids) and rewards each; a
     one-player game (2048, MinAtar) has one reward. pgx's ``terminated`` is the game's end (an illegal
     move ends it too, with pgx's penalty for the player who made it); envhub's time limit truncates.
+    ``render`` draws pgx's SVG of a state as RGB (``envhub_pgx.render``; boards need the ``render`` extra).
     """
+
+    render_modes = ("rgb_array",)
 
     def __init__(
         self,
@@ -85,6 +88,15 @@ class PgxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             "agents": self.agents,
             "library": f"pgx {importlib.metadata.version('pgx')} ({self.name} {self.game.version})",
         }
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        from envhub_pgx.render import draw
+
+        states = jax.device_get(state.env)  # one transfer; each env's leaves are then sliced on the host
+        if self.num_envs is None:
+            return draw(self.id, self.name, states)
+        one = lambda i: draw(self.id, self.name, jax.tree.map(lambda x: x[i], states))  # noqa: E731
+        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
         state = self.game.init(key)
