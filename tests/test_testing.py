@@ -46,6 +46,16 @@ def test_batched_env_passes_and_skips_vmap_with_the_reason():
     assert "SKIP  vmap" in report and f"{len(testing.CHECKS) - skipped} passed, 0 failed, {skipped} skipped" in report
 
 
+def test_vmap_check_fails_when_a_mapped_result_belongs_to_another_key():
+    from envhub.testing.probe import Probe
+
+    probe = Probe(make(), OPTIONS)
+    mapped = probe.vmapped_first_steps
+    probe.vmapped_first_steps = lambda keys: mapped(keys[::-1])  # results routed to the wrong keys
+    result = testing.run_check("vmap", make(), OPTIONS, probe=probe)
+    assert result.failed and "vmap result 0 differs from running key 0 alone" in result.message, result
+
+
 def test_truncation_is_skipped_without_a_time_limit_kwarg():
     result = testing.run_check("truncation", make(), testing.Options())
     assert result.skipped and not result.passed and "no time-limit kwarg" in result.message

@@ -29,7 +29,7 @@ from envhub.testing.compare import (
     trees_close,
 )
 from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
-from envhub.testing.probe import Probe, rollout_fn, space_names
+from envhub.testing.probe import VMAP_KEYS, Probe, rollout_fn, space_names
 
 
 def _prefix(tree: Any, length: int) -> Any:
@@ -103,21 +103,19 @@ def check_vmap(probe: Probe) -> None:
     env = probe.env
     if env.num_envs is not None:
         raise CheckSkipped(f"the env is batched (num_envs={env.num_envs}); vmapping it again is the user's choice")
-    keys = jax.random.split(jax.random.key(5), 3)
-
-    def step_once(key: jax.Array) -> Any:
-        state, _ = env.init(key)
-        return env.step(key, state, env.action_space.sample(key))[1]
-
+    keys = jax.random.split(jax.random.key(5), VMAP_KEYS)
     try:
-        batched = jax.jit(jax.vmap(step_once))(keys)
+        batched = probe.vmapped_first_steps(keys)  # init, a step and reset of each key
     except Exception as exc:  # a host env may refuse vmap, but only with a clear pointer to num_envs
         require(not env.is_jax_native, f"vmap failed on a JAX-native env: {type(exc).__name__}: {exc}")
         require("num_envs" in str(exc), f"vmap over a host env must work or name num_envs; got: {exc}")
         return
     for i, key in enumerate(keys):
+        state, first = env.init(key)  # eager, as a user running one env would
+        alone = (first, env.step(key, state, env.action_space.sample(key))[1])
+        mapped = jax.tree.map(lambda x, i=i: x[i], (batched["init"][1], batched["step"][1]))
         require(
-            trees_close(jax.tree.map(lambda x, i=i: x[i], batched), step_once(key), probe.options.atol),  # eager
+            trees_close(mapped, alone, probe.options.atol),
             f"vmap result {i} differs from running key {i} alone (mis-routed?)",
         )
 

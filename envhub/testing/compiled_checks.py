@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import jax
@@ -29,7 +28,7 @@ from envhub.core.checked import checked
 from envhub.core.env import STRICT, Environment
 from envhub.errors import ActionError
 from envhub.testing.compare import CheckFailure, CheckSkipped, require
-from envhub.testing.probe import Probe, first_steps
+from envhub.testing.probe import VMAP_KEYS, Probe
 
 #: A ``custom_call`` target in lowered StableHLO text (``@name`` or ``@"name"``).
 _CUSTOM_CALL = re.compile(r'custom_call\s*@"?([\w.$-]+)')
@@ -100,15 +99,14 @@ def check_pure(probe: Probe) -> None:
     suspects: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
         ("the probe's rollout (init, step, reset, space samples)", probe.run, keys)
     ]
-    if env.num_envs is None:  # the programs a user gets by vmapping the env themselves
-        suspects.append(
-            ("jax.vmap(init, step, reset)", jax.vmap(partial(first_steps, env)), (jax.random.split(keys[0]),))
-        )
+    if env.num_envs is None:  # the programs a user gets by vmapping the env themselves (the vmap check's program)
+        vmap_keys = (jax.random.split(jax.random.key(5), VMAP_KEYS),)
+        suspects.append(("jax.vmap(init, step, reset)", probe.vmapped_first_steps, vmap_keys))
     for whole, fn, args in suspects:
         if _impure([(whole, fn, args)]) is None:
             continue
         vmapped = fn is not probe.run
-        batch = 2 if vmapped else None
+        batch = VMAP_KEYS if vmapped else None
         parts = [
             (f"jax.vmap({n})" if vmapped else n, jax.vmap(methods[n]) if vmapped else methods[n], a)
             for n, a in _args(probe, batch).items()

@@ -23,6 +23,8 @@ from envhub.core.types import TimeStep
 
 MakeEnv = Callable[..., Environment[Any, Any, Any]]
 Rollout = tuple[TimeStep[Any], TimeStep[Any]]
+#: The keys ``Probe.vmapped_first_steps`` maps over: one shape, so the ``vmap`` and ``pure`` checks share its program.
+VMAP_KEYS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +194,12 @@ class Probe:
         return jax.eval_shape(functools.partial(first_steps, self.env), jax.random.key(0))
 
     @functools.cached_property
+    def vmapped_first_steps(self) -> Callable[[jax.Array], dict[str, Any]]:
+        """Jitted ``jax.vmap(first_steps)`` of the unbatched env, called on ``VMAP_KEYS``: the ``vmap``
+        check runs it and the ``pure`` check lowers it (lowering a program already run is free)."""
+        return jax.jit(jax.vmap(functools.partial(first_steps, self.env)))
+
+    @functools.cached_property
     def main_steps(self) -> int:
         """Length of the default env's rollout: enough for every check that slices a prefix."""
         options = self.options
@@ -235,6 +243,7 @@ __all__ = [
     "Options",
     "Probe",
     "Rollout",
+    "VMAP_KEYS",
     "checked_rollout_fn",
     "first_steps",
     "in_space",
