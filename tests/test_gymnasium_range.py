@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
-from side_venv import JAX_WITH_CACHE, ROOT, make_venv, pinned, pytest_in, run
+from side_venv import JAX_WITH_CACHE, ROOT, pinned, pytest_in, run, side_venv
 
 tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with tomllib (Python 3.11+)")
 
@@ -21,21 +21,20 @@ PLUGIN = ROOT / "plugins" / "envhub-gymnasium"
     if Requirement(line).name == "gymnasium"
 ]
 (LOWEST,) = [Version(spec.version) for spec in DECLARED if spec.operator == ">="]
+INSTALL = ("-e", ROOT, "-e", f"{PLUGIN}[render]", "pytest", *pinned(*JAX_WITH_CACHE))
 ENDS = {"lowest": f"gymnasium=={LOWEST}", "newest": f"gymnasium{DECLARED}"}  # uv resolves the highest
 
 
 @pytest.mark.side_venv
 @pytest.mark.parametrize("end", ENDS, ids=ENDS.values())
 def test_plugin_tests_pass_at_each_end_of_its_gymnasium_range(end, tmp_path):
-    python = make_venv(
-        tmp_path / "venv", "-e", ROOT, "-e", f"{PLUGIN}[render]", ENDS[end], "pytest", *pinned(*JAX_WITH_CACHE)
-    )
-    probe = "import importlib.util, gymnasium; print(gymnasium.__version__, importlib.util.find_spec('gymnax'))"
-    version, gymnax = run([python, "-c", probe], tmp_path).stdout.split()
-    assert Version(version) in DECLARED and gymnax == "None", (version, gymnax)
-    assert Version(version) == LOWEST if end == "lowest" else Version(version) > LOWEST, (end, version)
+    with side_venv(f"gymnasium-{end}", *INSTALL, ENDS[end]) as python:
+        probe = "import importlib.util, gymnasium; print(gymnasium.__version__, importlib.util.find_spec('gymnax'))"
+        version, gymnax = run([python, "-c", probe], tmp_path).stdout.split()
+        assert Version(version) in DECLARED and gymnax == "None", (version, gymnax)
+        assert Version(version) == LOWEST if end == "lowest" else Version(version) > LOWEST, (end, version)
 
-    report = pytest_in(python, PLUGIN / "tests")
+        report = pytest_in(python, PLUGIN / "tests")
     assert not report.failed and report.passed > 0, report
     # a test module skipped whole would mean the plugin did not load in the side venv
     assert not [reason for reason in report.skipped if " not run: " in reason], report

@@ -21,7 +21,7 @@ import pytest
 from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
-from side_venv import JAX_WITH_CACHE, ROOT, make_venv, pinned, pytest_in, run
+from side_venv import JAX_WITH_CACHE, ROOT, pinned, pytest_in, run, side_venv
 
 ENV_VAR = "ENVHUB_TORCH_CPU_FIND_LINKS"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu/torch/"
@@ -79,13 +79,11 @@ def test_sb3_tests_pass_with_cpu_torch(tmp_path):
             f"torch-*+cpu-*.whl, add one to pip's find-links, or make {CPU_INDEX} reachable"
         )
     location, version = found
-    python = make_venv(
-        tmp_path / "venv", "--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,gymnax]", "pytest",
-        *pinned(*JAX_WITH_CACHE),
-    )  # fmt: skip
-    probe = "import torch, stable_baselines3 as sb3; print(torch.__version__, torch.version.cuda, sb3.__version__)"
-    torch, cuda, _ = run([python, "-c", probe], tmp_path).stdout.split()
-    assert Version(torch) == version and cuda == "None", (torch, cuda)
+    install = ("--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,gymnax]", "pytest")
+    with side_venv("sb3-cpu-torch", *install, *pinned(*JAX_WITH_CACHE)) as python:
+        probe = "import torch, stable_baselines3 as sb3; print(torch.__version__, torch.version.cuda, sb3.__version__)"
+        torch, cuda, _ = run([python, "-c", probe], tmp_path).stdout.split()
+        assert Version(torch) == version and cuda == "None", (torch, cuda)
 
-    report = pytest_in(python, ROOT / "tests" / "test_interop_sb3.py")
+        report = pytest_in(python, ROOT / "tests" / "test_interop_sb3.py")
     assert not report.failed and not report.skipped and report.passed >= 2, report
