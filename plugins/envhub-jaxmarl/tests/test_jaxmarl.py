@@ -319,7 +319,7 @@ def assert_circles_drawn(frame, centres, radii, colours, extent):
     return checked
 
 
-def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_cannot():
+def test_mpe_renders_its_entities_where_they_are_and_an_env_without_a_drawer_says_so(monkeypatch):
     env = envhub.make("jaxmarl/MPE_simple_spread_v3", num_envs=2)
     state, _ = env.init(jax.random.key(0))
     frames = env.render(state)
@@ -333,13 +333,14 @@ def test_mpe_renders_its_entities_where_they_are_and_other_families_say_they_can
     ]
     assert sum(checked) >= 8, checked  # of 12 entities
     np.testing.assert_array_equal(env.render(state, index=1), frames[1])
-    v2 = envhub.make("jaxmarl/overcooked_v2")  # its visualizer's tiles are not mapped
-    assert v2.render_modes == ()
+    import envhub_jaxmarl.render
+
+    monkeypatch.setattr(envhub_jaxmarl.render, "drawer", lambda name, family: None)  # every runnable family draws
+    assert env.render_modes == ()
     with pytest.raises(
-        RenderError,
-        match=r"'jaxmarl/overcooked_v2'.*MPE, SMAX, coin game, Hanabi and Overcooked \(v1\) environments only",
+        RenderError, match=r"'jaxmarl/MPE_simple_spread_v3'.*MPE, SMAX, coin game, Hanabi and Overcooked"
     ):
-        v2.render(v2.init(jax.random.key(0))[0])
+        env.render(state)
 
 
 @pytest.mark.parametrize("name", ["SMAX", "HeuristicEnemySMAX"])
@@ -390,6 +391,29 @@ def test_overcooked_renders_each_cook_in_its_tile_and_colour():
                 tuple(int(v) for v in c) for c in frames[i, y * 32 : (y + 1) * 32, x * 32 : (x + 1) * 32].reshape(-1, 3)
             }
             assert colour in tile and ({(255, 0, 0), (0, 0, 255)} - {colour}).isdisjoint(tile), (i, cook)
+
+
+def test_overcooked_v2_renders_each_cook_in_its_tile_and_colour():
+    """jaxmarl's OvercookedV2Visualizer: 32 px tiles, no border; agent_0 is the red cook, agent_1 the blue."""
+    env = envhub.make("jaxmarl/overcooked_v2", num_envs=2)
+    assert env.render_modes == ("rgb_array",)
+    state, _ = env.init(jax.random.key(0))
+    for t in range(4):  # the two envs' cooks walk apart
+        actions = {a: jnp.array([t % 4, (t + 1) % 4], jnp.int32) for a in env.agents}
+        state, _ = env.step(jax.random.key(t + 1), state, actions)
+    frames = env.render(state)
+    height, width = np.asarray(state.env.grid).shape[1:3]
+    assert frames.shape == (2, 32 * height, 32 * width, 3) and frames.dtype == np.uint8
+    xs, ys = np.asarray(state.env.agents.pos.x), np.asarray(state.env.agents.pos.y)
+    assert not ((xs[0] == xs[1]) & (ys[0] == ys[1])).all(), "the two envs' cooks should stand apart"
+    red, blue = (255, 0, 0), (0, 0, 255)
+    for i in range(2):
+        for x, y, colour in zip(xs[i], ys[i], [red, blue]):
+            tile = {
+                tuple(int(v) for v in c) for c in frames[i, y * 32 : (y + 1) * 32, x * 32 : (x + 1) * 32].reshape(-1, 3)
+            }
+            assert colour in tile and ({red, blue} - {colour}).isdisjoint(tile), (i, x, y)
+    np.testing.assert_array_equal(env.render(state, index=1), frames[1])
 
 
 def test_hanabi_draws_its_game_as_text_and_a_hint_changes_the_frame():

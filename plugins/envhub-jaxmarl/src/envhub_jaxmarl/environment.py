@@ -130,7 +130,7 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
 
             raise RenderError(
                 self.id,
-                "envhub draws jaxmarl's MPE, SMAX, coin game, Hanabi and Overcooked (v1) environments only",
+                "envhub draws jaxmarl's MPE, SMAX, coin game, Hanabi and Overcooked environments only",
                 "record its observations instead",
             )
         states = jax.device_get(state.env)

@@ -3,7 +3,8 @@
 MPE: jaxmarl's own ``MPEVisualizer`` opens a pyplot window and prints; this draws the same circles (positions,
 radii and colours of the env's entities) on an off-screen matplotlib canvas. SMAX: the living units as its
 visualizer's circles (allies blue, enemies green; its shot markers need the step's actions, so not drawn).
-Overcooked: the tiles of jaxmarl's ``OvercookedVisualizer``, as its ``animate`` draws each frame (no window).
+Overcooked: the tiles of jaxmarl's ``OvercookedVisualizer`` (v2: ``OvercookedV2Visualizer``), as its ``animate``
+draws each frame (no window).
 Coin game: the two agents and their coins on its 3x3 grid (jaxmarl 0.2.0's own ``render`` of it calls
 matplotlib's ``tostring_rgb``, removed in matplotlib 3.10).
 Hanabi: jaxmarl's ``render`` prints the game as text; the same facts (tokens, fireworks, discards, each hand
@@ -12,6 +13,7 @@ with its hints) are written as text lines on an off-screen canvas.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,10 +21,11 @@ import numpy as np
 
 
 def drawer(name: str, family: str) -> Callable[[Any, Any], np.ndarray] | None:
-    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: the MPE and SMAX families, the
-    coin game, Hanabi and Overcooked v1 draw (Overcooked v2's tiles are not mapped)."""
+    """The function drawing a state of jaxmarl ``name`` (of ``family``), or None: every runnable family draws
+    (MPE, SMAX, the coin game, Hanabi, Overcooked v1 and v2)."""
     by_family = {"mpe": draw_mpe, "smax": draw_smax, "coin_game": draw_coin_game, "hanabi": draw_hanabi}
-    return by_family.get(family) or (draw_overcooked if name == "overcooked" else None)
+    by_name = {"overcooked": draw_overcooked, "overcooked_v2": draw_overcooked_v2}
+    return by_family.get(family) or by_name.get(name)
 
 
 def _circles(extent: tuple[float, float, float, float], circles: list[tuple[Any, float, Any]], text: str,
@@ -89,6 +92,21 @@ def draw_overcooked(marl_env: Any, state: Any) -> np.ndarray:
         agent_inv=np.asarray(state.agent_inv),
     )
     return np.asarray(frame, np.uint8)
+
+
+@functools.cache
+def _v2_visualizer() -> Any:
+    """One ``OvercookedV2Visualizer`` per process: its drawing is a jitted method with the visualizer static,
+    so one instance compiles it once per kitchen shape (2 s on 2 cores), not once per frame."""
+    from jaxmarl.viz.overcooked_v2_visualizer import OvercookedV2Visualizer
+
+    return OvercookedV2Visualizer()
+
+
+def draw_overcooked_v2(marl_env: Any, state: Any) -> np.ndarray:
+    """One uint8 RGB frame of one Overcooked v2 ``state``: jaxmarl's own ``OvercookedV2Visualizer`` tiles, 32 pixels
+    each (what its ``animate`` draws per frame, without a window)."""
+    return np.asarray(_v2_visualizer()._render_state(state), np.uint8)
 
 
 #: Hanabi's text: DejaVu Sans Mono at 10 pt on a 72 dpi canvas (a point is a pixel): ~6.1 px a character,
