@@ -1,4 +1,4 @@
-"""Draw one state of jaxmarl's MPE, SMAX or Overcooked (v1) environments as uint8 RGB pixels, off screen.
+"""Draw one state of a jaxmarl environment (every runnable family) as uint8 RGB pixels, off screen.
 
 MPE: jaxmarl's own ``MPEVisualizer`` opens a pyplot window and prints; this draws the same circles (positions,
 radii and colours of the env's entities) on an off-screen matplotlib canvas. SMAX: the living units as its
