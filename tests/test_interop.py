@@ -67,6 +67,15 @@ def test_space_conversion():
     assert isinstance(g["b"][1], gymnasium.spaces.MultiDiscrete)
 
 
+def test_an_export_refuses_a_render_mode_its_env_does_not_draw():
+    from envhub.testing.toy_envs import Corridor
+
+    with pytest.raises(
+        envhub.errors.InvalidArgumentError, match=r"to_gymnasium\(render_mode='rgb_array'\): .* draws nothing"
+    ):
+        interop.to_gymnasium(Corridor(), render_mode="rgb_array")
+
+
 def test_wrong_batching_is_refused():
     with pytest.raises(ValueError, match="needs a batched env"):
         interop.to_gymnasium_vector(envhub.make("gymnax/CartPole-v1"))

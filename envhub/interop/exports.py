@@ -10,6 +10,16 @@ from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 
 
+def _checked_render_mode(export: str, env: Environment[Any, Any, Any], render_mode: str | None) -> str | None:
+    """``render_mode`` if ``env`` draws it (``None``: the export draws nothing), else an error naming what it draws."""
+    offered = ["rgb_array"] if "rgb_array" in env.render_modes else []
+    if render_mode is None or render_mode in offered:
+        return render_mode
+    raise InvalidArgumentError(
+        f"{export}(render_mode={render_mode!r}): {env.id!r} draws {offered or 'nothing'}; pass one of them or None."
+    )
+
+
 def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None) -> Any:
     """Expose an unbatched envhub env as a ``gymnasium.Env`` (no auto-reset: call ``reset`` at the end).
 
@@ -23,7 +33,7 @@ def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0, render_mode: st
     single_agent_only("to_gymnasium", env, "gymnasium.Env is single-agent")
     from envhub.interop.gym_env import EnvhubEnv
 
-    return EnvhubEnv(env, seed, render_mode)
+    return EnvhubEnv(env, seed, _checked_render_mode("to_gymnasium", env, render_mode))
 
 
 def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0, autoreset_mode: Any = "NextStep") -> Any:
@@ -41,12 +51,14 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0, autorese
     return EnvhubVectorEnv(env, seed, autoreset_mode)
 
 
-def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None) -> Any:
     """Expose an unbatched simultaneous multi-agent envhub env (e.g. ``jaxmarl/...``) as a PettingZoo
     ``ParallelEnv``: observations, actions and rewards keyed by ``env.agents`` (``envhub.interop.pettingzoo_parallel``).
+    ``render_mode="rgb_array"``: ``render()`` returns the env's frame of its current state.
 
     Raises:
-        InvalidArgumentError: ``env`` is batched, single-agent, or turn-based (one observation for the player to move).
+        InvalidArgumentError: ``env`` is batched, single-agent, or turn-based (one observation for the player to
+            move); ``render_mode`` is not one ``env`` draws.
     """
     if env.num_envs is not None:
         raise InvalidArgumentError(
@@ -61,15 +73,17 @@ def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0) -> An
         )
     from envhub.interop.pettingzoo_parallel import EnvhubParallelEnv
 
-    return EnvhubParallelEnv(env, seed)
+    return EnvhubParallelEnv(env, seed, _checked_render_mode("to_pettingzoo_parallel", env, render_mode))
 
 
-def to_pettingzoo_aec(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
+def to_pettingzoo_aec(env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None) -> Any:
     """Expose an unbatched turn-based envhub game (e.g. ``pgx/...``: one observation with ``current_player`` and
     ``legal_action_mask``) as a PettingZoo ``AECEnv`` (``envhub.interop.pettingzoo_aec``).
+    ``render_mode="rgb_array"``: ``render()`` returns the env's frame of its current state.
 
     Raises:
-        InvalidArgumentError: ``env`` is batched, single-agent, or not turn-based.
+        InvalidArgumentError: ``env`` is batched, single-agent, or not turn-based; ``render_mode`` is not one
+            ``env`` draws.
     """
     if env.num_envs is not None:
         raise InvalidArgumentError(
@@ -84,7 +98,7 @@ def to_pettingzoo_aec(env: Environment[Any, Any, Any], seed: int = 0) -> Any:
         )
     from envhub.interop.pettingzoo_aec import EnvhubAECEnv
 
-    return EnvhubAECEnv(env, seed)
+    return EnvhubAECEnv(env, seed, _checked_render_mode("to_pettingzoo_aec", env, render_mode))
 
 
 __all__ = ["to_gymnasium", "to_gymnasium_vector", "to_pettingzoo_aec", "to_pettingzoo_parallel"]

@@ -25,11 +25,12 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
     """A turn-based multi-agent envhub env as a PettingZoo ``AECEnv`` (no auto-reset: call ``reset`` when
     ``agents`` is empty). At the game's end, observations are the position reached (envhub's ``final_obs``)."""
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0):
+    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
         self.env, self._seed = env, seed
         self.possible_agents = list(env.agents)
-        self.metadata = {"name": env.id, "render_modes": [], "is_parallelizable": False}
-        self.render_mode = None
+        draws = ["rgb_array"] if "rgb_array" in env.render_modes else []
+        self.metadata = {"name": env.id, "render_modes": draws, "is_parallelizable": False}
+        self.render_mode = render_mode  # checked by the export function
         spaces_of_one = env.single_observation_space.spaces  # type: ignore[attr-defined]
         n = int(spaces_of_one["legal_action_mask"].shape[0])
         self._obs_space = gymnasium.spaces.Dict(
@@ -83,11 +84,16 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
     def _as_seen(self, obs: Any) -> dict[str, np.ndarray]:
         return {"observation": obs["observation"], "action_mask": np.asarray(obs["legal_action_mask"], np.int8)}
 
+    def render(self) -> Any:
+        """The env's frame of its current state (``render_mode="rgb_array"``), else ``None``. After an episode's last
+        step that is the next episode's first state (envhub resets in the same step)."""
+        return self._runner.render() if self.render_mode == "rgb_array" else None
+
     def close(self) -> None:
         self.env.close()
 
     def __reduce__(self) -> Any:
-        return type(self), (self.env, self._seed)
+        return type(self), (self.env, self._seed, self.render_mode)
 
 
 __all__ = ["EnvhubAECEnv"]

@@ -26,12 +26,13 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
     when ``agents`` is empty). At an episode end, observations are the ones reached (envhub's ``final_obs``).
     """
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0):
+    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
         self.env, self._seed = env, seed
         self.possible_agents = list(env.agents)
         self.agents: list[str] = []
-        self.metadata = {"name": env.id, "render_modes": [], "is_parallelizable": True}
-        self.render_mode = None
+        draws = ["rgb_array"] if "rgb_array" in env.render_modes else []
+        self.metadata = {"name": env.id, "render_modes": draws, "is_parallelizable": True}
+        self.render_mode = render_mode  # checked by the export function
         obs, act = cast(spaces.Tree, env.single_observation_space), cast(spaces.Tree, env.single_action_space)
         self._obs_spaces = {a: to_gymnasium_space(obs[a]) for a in env.agents}
         self._action_spaces = {a: to_gymnasium_space(act[a]) for a in env.agents}
@@ -72,11 +73,16 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
         """An agent's share of envhub's ``info``: the entries keyed by agent, that agent's value."""
         return {k: v[agent] for k, v in info.items() if isinstance(v, dict) and agent in v}
 
+    def render(self) -> Any:
+        """The env's frame of its current state (``render_mode="rgb_array"``), else ``None``. After an episode's last
+        step that is the next episode's first state (envhub resets in the same step)."""
+        return self._runner.render() if self.render_mode == "rgb_array" else None
+
     def close(self) -> None:
         self.env.close()
 
     def __reduce__(self) -> Any:
-        return type(self), (self.env, self._seed)
+        return type(self), (self.env, self._seed, self.render_mode)
 
 
 __all__ = ["EnvhubParallelEnv"]

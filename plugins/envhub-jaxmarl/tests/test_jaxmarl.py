@@ -305,6 +305,22 @@ def test_pettingzoo_parallel_export_steps_the_envhub_env():
 # --- rendering -------------------------------------------------------------------------------------
 
 
+def test_pettingzoo_parallel_export_renders_the_env_when_asked():
+    env = envhub.make("jaxmarl/MPE_simple_spread_v3")
+    par = envhub.interop.to_pettingzoo_parallel(env, render_mode="rgb_array")
+    assert par.metadata["render_modes"] == ["rgb_array"] and par.render_mode == "rgb_array"
+    par.reset()
+    before = par.render()
+    assert before.shape == (256, 256, 3) and before.dtype == np.uint8
+    par.step({a: 1 for a in par.agents})  # every agent moves: the frame changes
+    assert not np.array_equal(par.render(), before)
+    assert envhub.interop.to_pettingzoo_parallel(env).render() is None  # no render_mode: no frames
+    with pytest.raises(
+        InvalidArgumentError, match=r"to_pettingzoo_parallel\(render_mode='human'\): .* draws \['rgb_array'\]"
+    ):
+        envhub.interop.to_pettingzoo_parallel(env, render_mode="human")
+
+
 def assert_circles_drawn(frame, centres, radii, colours, extent):
     """Each circle's colour at its centre pixel, unless a circle drawn after it covers it (within 2 px); returns
     how many were checked. ``extent`` = (x0, x1, y0, y1), the world the frame spans (y up)."""

@@ -121,3 +121,15 @@ def test_boards_without_cairosvg_or_cairo_say_what_to_install(monkeypatch):
     monkeypatch.setattr(sys, "meta_path", [NoCairo(), *sys.meta_path])
     with pytest.raises(RenderError, match=r"'pgx/tic_tac_toe'.*cairo system library.*apt install libcairo2"):
         env.render(state)
+
+
+@needs_cairo
+def test_pettingzoo_aec_export_renders_the_board_after_each_move():
+    """The AEC export's render draws the game's current board: the centre move appears in the centre cell."""
+    aec = envhub.interop.to_pettingzoo_aec(envhub.make("pgx/tic_tac_toe"), render_mode="rgb_array")
+    assert aec.metadata["render_modes"] == ["rgb_array"]
+    aec.reset()
+    empty = aec.render()
+    assert empty.shape == (240, 240, 3) and empty.dtype == np.uint8
+    aec.step(4)
+    assert inside(changed(empty, aec.render()), 90, 90, 60)
