@@ -13,6 +13,7 @@ from envhub import spaces, testing
 from envhub.core.action_check import any_invalid, host_value_checker
 from envhub.core.arguments import positive_int
 from envhub.core.checking import checks_values_on_host, values_checked_by_caller
+from envhub.core.drawing import draw_each
 from envhub.core.env import Environment
 from envhub.core.kwargs import OTHERS, REQUIRED, TIME_LIMIT_KWARG, Kwarg, from_signature, infer_type, time_limit_kwargs
 from envhub.core.tree import select
@@ -89,6 +90,7 @@ __all__ = [
     "truncated_unless_terminated",
     "spaces",
     "use_egl_when_headless",
+    "draw_each",
     # errors
     "ActionError",
     "ClosedEnvironmentError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -53,4 +54,13 @@ def checked_frames(env_id: str, frames: Any, *, batched: bool) -> np.ndarray:
     return frames
 
 
-__all__ = ["checked_frames", "drawable_index"]
+def draw_each(draw_one: Callable[[Any], Any], states: Any, num_envs: int | None, index: int | None) -> Any:
+    """Frames of host-side ``states`` (``jax.device_get`` of a state's leaves): ``draw_one(states)`` for an
+    unbatched env, else ``draw_one`` of env ``index``, or of every env stacked when ``index`` is None."""
+    if num_envs is None:
+        return draw_one(states)
+    one = lambda i: draw_one(jax.tree.map(lambda x: x[i], states))  # noqa: E731
+    return one(index) if index is not None else np.stack([one(i) for i in range(num_envs)])
+
+
+__all__ = ["checked_frames", "draw_each", "drawable_index"]

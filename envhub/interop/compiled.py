@@ -28,6 +28,11 @@ def seed_key(seed: Any) -> jax.Array:
     return jax.random.key(int(seed))
 
 
+def drawn_modes(env: Environment[Any, Any, Any]) -> list[str]:
+    """The render modes an export of ``env`` offers (its metadata's ``render_modes``): ``rgb_array`` where ``env`` draws."""
+    return ["rgb_array"] if "rgb_array" in env.render_modes else []
+
+
 class Runner:
     """An envhub env driven from Python: ``reset`` and ``step`` return host outputs; key and state stay on device.
 
@@ -112,4 +117,4 @@ class Runner:
             raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
 
 
-__all__ = ["Runner", "seed_key"]
+__all__ = ["Runner", "drawn_modes", "seed_key"]

@@ -8,11 +8,12 @@ from typing import Any
 from envhub.core.arguments import single_agent_only
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
+from envhub.interop.compiled import drawn_modes
 
 
 def _checked_render_mode(export: str, env: Environment[Any, Any, Any], render_mode: str | None) -> str | None:
     """``render_mode`` if ``env`` draws it (``None``: the export draws nothing), else an error naming what it draws."""
-    offered = ["rgb_array"] if "rgb_array" in env.render_modes else []
+    offered = drawn_modes(env)
     if render_mode is None or render_mode in offered:
         return render_mode
     raise InvalidArgumentError(

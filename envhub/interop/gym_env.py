@@ -14,7 +14,7 @@ import numpy as np
 
 from envhub.core.env import Environment
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner
+from envhub.interop.compiled import Runner, drawn_modes
 
 
 class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
@@ -26,7 +26,7 @@ class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
 
     def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
         self.env, self._seed = env, seed
-        self.metadata = {"render_modes": ["rgb_array"] if "rgb_array" in env.render_modes else []}
+        self.metadata = {"render_modes": drawn_modes(env)}
         self.render_mode = render_mode
         self.observation_space = to_gymnasium_space(env.observation_space)
         self.action_space = to_gymnasium_space(env.action_space)

@@ -25,7 +25,7 @@ from gymnasium.vector.utils import batch_space
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner
+from envhub.interop.compiled import Runner, drawn_modes
 
 
 def _merge(where: np.ndarray, new: Any, old: Any) -> Any:
@@ -63,7 +63,7 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = {
             "autoreset_mode": self.autoreset_mode,
-            "render_modes": ["rgb_array"] if "rgb_array" in env.render_modes else [],
+            "render_modes": drawn_modes(env),
         }
         self.render_mode = None
         self._pending = np.zeros(self.num_envs, bool)  # NEXT_STEP: envs whose episode ended last step

@@ -18,7 +18,7 @@ import pettingzoo
 
 from envhub.core.env import Environment
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner
+from envhub.interop.compiled import Runner, drawn_modes
 
 
 class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
@@ -28,8 +28,7 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
     def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
         self.env, self._seed = env, seed
         self.possible_agents = list(env.agents)
-        draws = ["rgb_array"] if "rgb_array" in env.render_modes else []
-        self.metadata = {"name": env.id, "render_modes": draws, "is_parallelizable": False}
+        self.metadata = {"name": env.id, "render_modes": drawn_modes(env), "is_parallelizable": False}
         self.render_mode = render_mode  # checked by the export function
         spaces_of_one = env.single_observation_space.spaces  # type: ignore[attr-defined]
         n = int(spaces_of_one["legal_action_mask"].shape[0])

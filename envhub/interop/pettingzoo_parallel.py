@@ -18,7 +18,7 @@ from envhub import spaces
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner
+from envhub.interop.compiled import Runner, drawn_modes
 
 
 class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
@@ -30,8 +30,7 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
         self.env, self._seed = env, seed
         self.possible_agents = list(env.agents)
         self.agents: list[str] = []
-        draws = ["rgb_array"] if "rgb_array" in env.render_modes else []
-        self.metadata = {"name": env.id, "render_modes": draws, "is_parallelizable": True}
+        self.metadata = {"name": env.id, "render_modes": drawn_modes(env), "is_parallelizable": True}
         self.render_mode = render_mode  # checked by the export function
         obs, act = cast(spaces.Tree, env.single_observation_space), cast(spaces.Tree, env.single_action_space)
         self._obs_spaces = {a: to_gymnasium_space(obs[a]) for a in env.agents}

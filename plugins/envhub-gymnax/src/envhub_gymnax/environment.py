@@ -13,7 +13,7 @@ import numpy as np
 from gymnax.environments import spaces as gymnax_spaces
 
 import envhub
-from envhub.plugin import JaxStep, spaces, take_time_limit
+from envhub.plugin import JaxStep, draw_each, spaces, take_time_limit
 
 
 def _unbounded(space: spaces.Space) -> spaces.Space:
@@ -116,11 +116,7 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
                 f"gymnax's visualizer has no drawing for {self.gymnax_env.name!r}",
                 "record its observations instead (gymnax draws classic control, MinAtar, Catch, mazes and PointRobot)",
             )
-        states = jax.device_get(state.env)
-        if self.num_envs is None:
-            return draw(self, states)
-        one = lambda i: draw(self, jax.tree.map(lambda x: x[i], states))  # noqa: E731
-        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
+        return draw_each(lambda one: draw(self, one), jax.device_get(state.env), self.num_envs, index)
 
     def _close(self) -> None:
         renderer = self.__dict__.pop("_gym_renderer", None)

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import JaxStep, positive_int, spaces
+from envhub.plugin import JaxStep, draw_each, positive_int, spaces
 
 
 def import_jaxmarl() -> Any:
@@ -133,11 +133,7 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
                 "envhub draws jaxmarl's MPE, SMAX, coin game, Hanabi and Overcooked environments only",
                 "record its observations instead",
             )
-        states = jax.device_get(state.env)
-        if self.num_envs is None:
-            return draw(self.marl_env, states)
-        one = lambda i: draw(self.marl_env, jax.tree.map(lambda x: x[i], states))  # noqa: E731
-        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
+        return draw_each(lambda one: draw(self.marl_env, one), jax.device_get(state.env), self.num_envs, index)
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
         obs, state = self.marl_env.reset(key)

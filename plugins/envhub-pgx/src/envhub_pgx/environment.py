@@ -11,7 +11,7 @@ import numpy as np
 import pgx
 
 import envhub
-from envhub.plugin import JaxStep, spaces
+from envhub.plugin import JaxStep, draw_each, spaces
 
 # What each id fixes of its pgx class's constructor, so `make` does not take it: Go's size (pgx.make passes it),
 # and Hex's, which pgx 2.6.0 declares but cannot change (another size fails reshaping its 11x11 board).
@@ -92,11 +92,7 @@ class PgxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     def _render(self, state: Any, index: int | None) -> Any:
         from envhub_pgx.render import draw
 
-        states = jax.device_get(state.env)  # one transfer; each env's leaves are then sliced on the host
-        if self.num_envs is None:
-            return draw(self.id, self.name, states)
-        one = lambda i: draw(self.id, self.name, jax.tree.map(lambda x: x[i], states))  # noqa: E731
-        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
+        return draw_each(lambda one: draw(self.id, self.name, one), jax.device_get(state.env), self.num_envs, index)
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
         state = self.game.init(key)

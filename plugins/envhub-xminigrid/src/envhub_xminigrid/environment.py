@@ -23,6 +23,7 @@ from envhub.plugin import (
     InvalidArgumentError,
     JaxState,
     JaxStep,
+    draw_each,
     positive_int,
     spaces,
     take_time_limit,
@@ -91,11 +92,7 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     render_modes = ("rgb_array",)
 
     def _render(self, state: JaxState[Any], index: int | None) -> Any:
-        timesteps = jax.device_get(state.env)
-        if self.num_envs is None:
-            return self._draw(timesteps)
-        one = lambda i: self._draw(jax.tree.map(lambda x: x[i], timesteps))  # noqa: E731
-        return one(index) if index is not None else np.stack([one(i) for i in range(self.num_envs)])
+        return draw_each(self._draw, jax.device_get(state.env), self.num_envs, index)
 
     def _draw(self, timestep: Any) -> np.ndarray:
         params = self.params.replace(render_mode="rgb_array")
