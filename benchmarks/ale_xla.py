@@ -1,24 +1,20 @@
-"""ALE's own vector env (ale-py 0.12's ``AtariVectorEnv``, C++ threads) through its XLA interface: the
-baseline a future ``envhub-ale`` must reach (issue 36), and what a same-step reset built on ALE's partial
-reset costs on top of it.
+"""envhub-ale against ALE's own vector env (ale-py 0.12's ``AtariVectorEnv``, C++ threads) through its XLA
+interface, and envhub's envpool Atari beside them (issue 36's target: envhub-ale >= 0.95x ALE's xla() scan).
 
 - ``ale xla scan`` (the raw baseline): ``AtariVectorEnv.xla()``'s step in a jitted ``lax.scan`` with random
   actions. ALE's next-step reset: the step after an episode ends resets that env instead of stepping it.
-- ``same-step scan``: the same step, then, only where some env ended, ALE's own XLA reset of exactly those
-  envs (the ended indices first, in power-of-two chunks: one fixed-size reset per set bit of their count,
-  as the reset's index array has a static length), each episode seeded from the step key. The obs after
-  it is the reset obs where an episode ended and the step's obs elsewhere, the step's obs is the true
-  final obs: envhub's same-step contract, with no spare envs.
-- ``same-step, no reseed``: the same, but the resets keep ALE's own random stream (seed -1) instead of
-  seeding each episode: ALE reloads the game when its seed changes, ~45 ms a reset call on this machine.
+- ``envhub ale``: ``envhub.make("ale/<Game>-v5", num_envs=N)`` (the preset's settings as kwargs) in a jitted
+  scan: ALE's step, then, only where an episode ended, ALE's partial reset of those envs in the same step
+  (``envhub_ale.xla``), the stale-state guard, and the true final frame kept.
 - ``python loop``: ``AtariVectorEnv.step`` with NumPy random actions (next-step reset).
 - ``envhub envpool``: ``envhub.make("envpool/<Game>-v5", num_envs=N)`` in a jitted scan (dqn preset only:
   envpool's defaults are the same preprocessing).
 
 Presets: ``dqn``, AtariVectorEnv's defaults (84x84 grayscale, 4 stacked, up to 30 noops and fire at reset,
 rewards clipped, no sticky actions); ``v5``, what gymnasium's ``ALE/<Game>-v5`` means (210x160 RGB, no
-stacking, sticky actions 0.25, no noops, no fire reset, no clipping). ``--max-frames`` cuts episodes
-(ALE's ``max_num_frames_per_episode``) so that the reset path runs; 108000 is ALE's default.
+stacking, sticky actions 0.25, no noops, no fire reset, no clipping): envhub-ale's default. Episodes are also
+cut at 400 frames (ALE's ``max_num_frames_per_episode``; envhub-ale's same kwarg, 100 steps) so that the reset
+path runs; 108000 is ALE's default.
 
 Run: ``python benchmarks/ale_xla.py [--game pong] [--num-envs 16] [--steps 200] [--repeats 7] [--json PATH]``.
 Loops of one configuration run interleaved in one process; medians and ratios are printed.
@@ -50,6 +46,11 @@ PRESETS = {
         repeat_action_probability=0.25,
     ),  # fmt: skip
 }
+# envhub-ale's defaults are v5's; the dqn preset as its kwargs (AtariVectorEnv's own defaults).
+ENVHUB_DQN = dict(
+    img_height=84, img_width=84, grayscale=True, stack_num=4, maxpool=True, noop_max=30, use_fire_reset=True,
+    reward_clipping=True, repeat_action_probability=0.0,
+)  # fmt: skip
 
 
 def make_ale(game: str, n: int, preset: str, max_frames: int):
@@ -94,46 +95,19 @@ def ale_xla_scan(game, n, steps, preset, max_frames, num_actions):
     return *scan_loop(step, handle, n, steps, num_actions), env.close
 
 
-def same_step_scan(game, n, steps, preset, max_frames, num_actions, reseed=True):
-    env, handle, xla_step = make_ale(game, n, preset, max_frames)
-    obs_shape = env.observation_space.shape
-    int32s = [jax.ShapeDtypeStruct((n,), jnp.int32)] * 4  # env ids, lives, frame number, episode frame number
-    reset_call = jax.ffi.ffi_call(
-        "atari_vector_xla_reset",
-        (jax.ShapeDtypeStruct((8,), jnp.uint8), jax.ShapeDtypeStruct(obs_shape, jnp.uint8), *int32s),
-        has_side_effect=True,
-    )
-    chunks = [1 << b for b in reversed(range(n.bit_length()))]  # n = 16: 16, 8, 4, 2, 1
+def envhub_ale(game, n, steps, preset, max_frames, num_actions):
+    from ale_py.registration import rom_id_to_name
 
-    def reset_ended(key, handle, obs, done):
-        order = jnp.argsort(~done, stable=True).astype(jnp.int32)  # the ended envs first
-        seeds = jax.random.randint(key, (n,), 0, 2**31 - 1, jnp.int32) if reseed else jnp.full((n,), -1, jnp.int32)
-        count = done.sum(dtype=jnp.int32)
+    import envhub
 
-        def chunk(size):
-            def reset(args):
-                handle, _, offset = args
-                ids = jax.lax.dynamic_slice(order, (offset,), (size,))
-                handle, obs, *_ = reset_call(handle, ids, jax.lax.dynamic_slice(seeds, (offset,), (size,)))
-                return handle, obs, offset + size
+    settings = {**(ENVHUB_DQN if preset == "dqn" else {}), "max_num_frames_per_episode": max_frames}
+    env = envhub.make(f"ale/{rom_id_to_name(game)}-v5", num_envs=n, **settings)
 
-            return reset
+    def step(key, state, action):
+        state, ts = env.step(key, state, action)
+        return state, ts.reward, ts.done.sum()
 
-        carry = (handle, obs, jnp.int32(0))
-        for size in chunks:
-            carry = jax.lax.cond((count & size) > 0, chunk(size), lambda args: args, carry)
-        return carry[0], carry[1]
-
-    def step(key, handle, action):
-        handle, (final_obs, reward, terminated, truncated, _) = xla_step(handle, action)
-        done = terminated | truncated
-        handle, obs = jax.lax.cond(
-            done.any(), lambda: reset_ended(key, handle, final_obs, done), lambda: (handle, final_obs)
-        )
-        corner = (obs.reshape(n, -1)[:, 0] + final_obs.reshape(n, -1)[:, 0]).astype(jnp.float32)  # both used
-        return handle, reward + 0 * corner, done.sum()
-
-    return *scan_loop(step, handle, n, steps, num_actions), env.close
+    return *scan_loop(step, env.init(jax.random.key(0))[0], n, steps, num_actions), env.close
 
 
 def python_loop(game, n, steps, preset, max_frames, num_actions):
@@ -169,8 +143,7 @@ def envhub_envpool(game, n, steps, preset, max_frames, num_actions):
 
 LOOPS = {
     "ale xla scan": ale_xla_scan,
-    "same-step scan": same_step_scan,
-    "same-step, no reseed": lambda *a: same_step_scan(*a, reseed=False),
+    "envhub ale": envhub_ale,
     "python loop": python_loop,
     "envhub envpool": envhub_envpool,
 }

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl", "ale")
 BACKENDS = (
     "gymnax",
     "gymnasium",

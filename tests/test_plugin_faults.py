@@ -347,6 +347,7 @@ TYPOS = {
     "playground": "playgrond",
     "pgx": "pgxx",
     "jaxmarl": "jaxmarll",
+    "ale": "aale",
 }
 
 

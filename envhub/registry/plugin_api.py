@@ -32,6 +32,7 @@ IN_REPO_BACKENDS = (
     "playground",
     "pgx",
     "jaxmarl",
+    "ale",
 )
 
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$")

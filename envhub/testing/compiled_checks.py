@@ -259,10 +259,15 @@ def check_refusal(probe: Probe) -> None:
             off = _differences(after, reference, options.atol)
             require(off == 0, f"{name}: after a refused action, the same state steps differently ({off} leaves)")
         return
-    for name, step in (("eager env.step", env.step), ("jax.jit(env.step) of a host env", jax.jit(env.step))):
+    in_jit = (
+        ("jax.jit(env.step) of a host env", jax.jit)
+        if options.jit_refusal == "raise"
+        else ("envhub.checked(env.step) of a host env", checked)
+    )
+    for name, step in (("eager env.step", env.step), (in_jit[0], in_jit[1](env.step))):
         # a host env's reference: a fresh env that never saw the refusal (its state holds its own handles)
         other = probe.fresh()
-        reference = (other.step if step is env.step else jax.jit(other.step))(key, other.init(key)[0], good)[1]
+        reference = (other.step if step is env.step else in_jit[1](other.step))(key, other.init(key)[0], good)[1]
         state = env.init(key)[0]
         _refuses(step, (key, state, bad), name)
         after = step(key, state, good)

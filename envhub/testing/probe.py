@@ -50,6 +50,9 @@ class Options:
         atol: Tolerance when comparing floats between jitted and eager runs.
         export: ``False`` skips the ``export`` check (it compiles the step once more) for this env;
             it then reports SKIPPED, saying so.
+        jit_refusal: How a host env refuses an invalid action inside ``jit``: ``"raise"``, from its host
+            callback; ``"checked"``, under ``envhub.checked`` only (a host env whose compiled step has no
+            host callback, e.g. ALE's XLA calls: plain ``jit`` cannot raise there).
     """
 
     num_steps: int = 200
@@ -60,6 +63,7 @@ class Options:
     obs_depend_on_time_limit: bool = False
     atol: float = 1e-5
     export: bool = True
+    jit_refusal: str = "raise"
 
 
 def rollout_keys(

@@ -1,0 +1,85 @@
+"""envhub backend for the Arcade Learning Environment: every ROM ale-py bundles, as ``ale/<Game>-v5``, stepped
+through ALE's own vector env and its XLA FFI calls (``ale_py.vector_env.AtariVectorEnv.xla()``) inside jit.
+
+ale-py is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import envhub
+import envhub.plugin
+
+# The envhub plugin API this plugin is written for: envhub refuses it, with a clear reason, if it
+# cannot load plugins of this API.
+ENVHUB_API = 1
+TIME_LIMIT = envhub.plugin.TIME_LIMIT_KWARG
+
+# How the conformance kit drives the games (fields of envhub.testing.Options): Atari is slow on CPU, so short
+# episodes and few steps; envhub-ale refuses bad actions inside jit through ALE, without envhub's words.
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {
+    "*": {"time_limit_kwarg": "max_episode_steps", "time_limit": 5, "num_steps": 20, "jit_refusal": "backend"}
+}
+
+# AtariVectorEnv arguments envhub sets: why, and what to pass instead.
+RESERVED = {
+    "batch_size": "envhub steps every emulator each step: leave it out",
+    "autoreset_mode": "envhub resets an ended game in the same step (ts.final_obs is its last frame): leave it out",
+    "continuous": "envhub-ale serves the discrete action sets: leave it out",
+    "continuous_action_threshold": "envhub-ale serves the discrete action sets: leave it out",
+}
+
+
+@envhub.hookimpl
+def envhub_register_envs(register: Any) -> None:
+    """Register ``<Game>-v5`` for every ROM ale-py bundles (nothing is built)."""
+    from ale_py import roms
+    from ale_py.registration import rom_id_to_name
+
+    for rom in roms.get_all_rom_ids():
+        register(
+            f"{rom_id_to_name(rom)}-v5",
+            functools.partial(make_ale_env, rom),
+            batching="native",
+            description="ALE (ale-py's vector env through its XLA calls, same-step auto-reset)",
+            check_options=envhub.check_options_for(CHECK_OPTIONS, rom),
+            kwargs=accepted_kwargs,
+        )
+
+
+def make_ale_env(game: str, num_envs: int | None = None, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
+    """Build ``num_envs`` (or one) emulators of ROM ``game`` with gymnasium's v5 settings (``V5``); every
+    AtariVectorEnv argument but ``RESERVED`` overrides them. The time limit is ``max_episode_steps`` steps, or
+    ``max_num_frames_per_episode // frameskip`` (v5's 108000 frames: 27000 steps)."""
+    from envhub_ale.environment import AleEnvironment
+
+    steps, frames = kwargs.pop(TIME_LIMIT, None), kwargs.pop("max_num_frames_per_episode", None)
+    if steps is not None and frames is not None:
+        raise envhub.plugin.InvalidArgumentError(
+            f"ale/{game}: {TIME_LIMIT}={steps} and max_num_frames_per_episode={frames} both set the time limit: "
+            "pass one of them"
+        )
+    if steps is None:
+        skip = envhub.plugin.positive_int("frameskip", kwargs.get("frameskip", 4))
+        steps = envhub.plugin.positive_int("max_num_frames_per_episode", 108_000 if frames is None else frames) // skip
+    limit = envhub.plugin.positive_int(TIME_LIMIT, steps)
+    return AleEnvironment(game, num_envs, max_episode_steps=limit, **kwargs)
+
+
+def accepted_kwargs() -> dict[str, envhub.Kwarg]:
+    """What ``make("ale/<Game>-v5", ...)``: AtariVectorEnv's arguments with the v5 defaults, and envhub's time limit."""
+    from ale_py.vector_env import AtariVectorEnv
+
+    from envhub_ale.environment import V5
+
+    table, _ = envhub.plugin.from_signature(AtariVectorEnv, skip=("game", "num_envs", *RESERVED))
+    table["max_num_frames_per_episode"] = envhub.Kwarg(int, 108_000, "the time limit in frames (steps x frameskip)")
+    for name, value in V5.items():
+        table[name] = envhub.Kwarg(table[name].type, value, "ALE (gymnasium's v5 value)")
+    return {
+        **table,
+        TIME_LIMIT: envhub.Kwarg(int | None, None, "steps after which an episode is truncated (default: 27000)"),
+        **{k: envhub.Kwarg(refused=why) for k, why in RESERVED.items()},
+    }

@@ -1,0 +1,304 @@
+"""``AleEnvironment``: ALE's own vector env (``ale_py.vector_env.AtariVectorEnv``) behind the envhub API, stepped
+through its XLA FFI calls (``envhub_ale.xla``): no Python callback in ``init``, ``reset`` or ``step``.
+
+One ``AtariVectorEnv`` of ``num_envs`` emulators per environment object, made at construction. The state is
+its handle and a version: the environment keeps the newest version in a JAX Ref that compiled calls read
+and write, so an older state (or another environment's) is refused instead of stepping emulators that have
+moved on. Every ``init`` (eager or traced) reseeds all emulators from its key and starts a new version.
+
+Same-step auto-reset: after ALE's step, the envs that ended are reset by ALE's own partial reset in the same
+program (their emulators continue their own random streams: reseeding an emulator reloads its game, ~45 ms),
+``final_obs`` is the step's observation.
+
+Refusals (a stale state, an action outside the action set, which would hang ALE's threads): eagerly envhub's
+errors; inside ``jit`` no emulator runs, the rewards are NaN and the state returned cannot step (``_guarded``),
+and ``envhub.checked`` raises them. The newest state stays current either way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
+
+from envhub.plugin import (
+    ActionError,
+    Environment,
+    HostEnvError,
+    HostVmapError,
+    StaleStateError,
+    TimeStep,
+    key_to_seeds,
+    spaces,
+)
+from envhub_ale import xla
+
+# What gymnasium's ALE/<Game>-v5 means, as AtariVectorEnv arguments (its defaults are DQN's preprocessing).
+V5 = {
+    "frameskip": 4,
+    "repeat_action_probability": 0.25,
+    "full_action_space": False,
+    "img_height": 210,
+    "img_width": 160,
+    "grayscale": False,
+    "stack_num": 1,
+    "maxpool": False,
+    "noop_max": 0,
+    "use_fire_reset": False,
+    "reward_clipping": False,
+    "episodic_life": False,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class AleState:
+    """The handle of the environment's emulators (ALE's, 8 bytes) and which of its states this is."""
+
+    handle: jax.Array
+    version: jax.Array  # int32; the environment's Ref holds the newest
+    elapsed: jax.Array  # int32, per env: steps of its episode so far (envhub's time limit)
+
+
+jax.tree_util.register_dataclass(AleState, data_fields=["handle", "version", "elapsed"], meta_fields=[])
+
+
+class AleEnvironment(Environment[AleState, Any, Any]):
+    """``num_envs`` (or one) ALE emulators of ``game`` (ALE's snake_case ROM id); see the module docstring."""
+
+    is_jax_native = False  # the emulators live in this process: no vmap over states, states are used once
+    render_modes = ("rgb_array",)
+
+    def __init__(self, game: str, num_envs: int | None = None, *, max_episode_steps: int, **kwargs: Any):
+        from ale_py.vector_env import AtariVectorEnv
+
+        self.game, self.num_envs, self.kwargs = game, num_envs, {**V5, **kwargs}
+        self.max_episode_steps = max_episode_steps
+        self._n = 1 if num_envs is None else num_envs
+        # envhub truncates, counting steps: at ALE's own limit its vector env (0.12.1) returns the frame before
+        # the step, not the one reached (measured: tests/test_ale.py::test_ale_truncation_repeats_a_frame).
+        self._vector = AtariVectorEnv(game, num_envs=self._n, max_num_frames_per_episode=2**31 - 1, **self.kwargs)
+        handle, _, _ = self._vector.xla()  # registers ALE's FFI targets
+        self._calls = xla.Calls(self._n, self._vector.observation_space.shape)
+        self._obs_shape = self._vector.single_observation_space.shape[self.kwargs["stack_num"] == 1 :]
+        self._single_action = spaces.Discrete(int(self._vector.single_action_space.n), dtype=np.int32)
+        self._own_handle = np.asarray(handle)
+        # Read and written by every compiled call: the handle, and the newest state's version (< 0: none is current).
+        self._handle, self._newest = jax.new_ref(handle), jax.new_ref(jnp.int32(-_fresh_base()))
+
+    # --- spaces and metadata -------------------------------------------------------------------
+
+    @property
+    def single_observation_space(self) -> spaces.Space:
+        return spaces.Box(0, 255, self._obs_shape, np.uint8)
+
+    @property
+    def single_action_space(self) -> spaces.Space:
+        return self._single_action
+
+    @property
+    def observation_space(self) -> spaces.Space:
+        one = self.single_observation_space
+        return one if self.num_envs is None else one.batch(self.num_envs)
+
+    @property
+    def action_space(self) -> spaces.Space:
+        one = self.single_action_space
+        return one if self.num_envs is None else one.batch(self.num_envs)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "autoreset": "same-step (ALE's partial reset of the ended emulators, in the same XLA program)",
+            "time_limit": self.max_episode_steps,
+            "ale": {k: self.kwargs[k] for k in sorted(self.kwargs)},
+            "library": f"ale-py {importlib.metadata.version('ale-py')} ({self.game})",
+        }
+
+    def _close(self) -> None:
+        # The emulators stay until this object is collected: a compiled step may still hold their handle, and
+        # its guard (no version is current now) must reach ALE to refuse it.
+        self._revived()[...] = jnp.int32(-_fresh_base())
+
+    # --- init, reset, step ---------------------------------------------------------------------
+
+    def _init(self, key: jax.Array) -> tuple[AleState, TimeStep[Any]]:
+        self._refuse_vmap(key, "init")
+        if not _traced(key):
+            return self._compiled("init")(key)
+        newest_ref = self._revived()
+        newest = newest_ref[...]
+        version = jnp.where(newest >= 0, newest + 1, -newest) & 0x7FFFFFFF  # never one a state had
+        handle, out = self._calls.reset(
+            self._handle[...], jnp.arange(self._n, dtype=jnp.int32), seeds_for(key, self._n)
+        )
+        newest_ref[...] = version
+        return AleState(handle, version, jnp.zeros(self._env_shape(), jnp.int32)), self._first(out)
+
+    def _reset(self, key: jax.Array, state: AleState) -> tuple[AleState, TimeStep[Any]]:
+        return self._reset_where(key, state, jnp.ones(self._env_shape(), jnp.bool_))
+
+    def _reset_where(self, key: jax.Array, state: AleState, where: jax.Array) -> tuple[AleState, TimeStep[Any]]:
+        self._refuse_vmap(state.version, "reset")
+        if not _traced(key, state, where):
+            self._check_eagerly(state, "reset")
+            return self._compiled("reset_where")(key, state, where)
+        mask = jnp.reshape(jnp.broadcast_to(where, self._env_shape()), (self._n,))
+        seeds = seeds_for(key, self._n)
+
+        def reset(handle: jax.Array) -> tuple[jax.Array, xla.Out]:
+            read = self._calls.reset(handle, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32))
+            return self._calls.reset_where(read[0], read[1], mask, seeds)
+
+        handle, out, version = self._guarded(state, "reset", jnp.bool_(True), None, reset)
+        elapsed = jnp.where(jnp.reshape(mask, self._env_shape()), 0, state.elapsed)
+        return AleState(handle, version, elapsed), self._first(out)
+
+    def _step(self, key: jax.Array, state: AleState, action: Any) -> tuple[AleState, TimeStep[Any]]:
+        self._refuse_vmap(state.version, "step")
+        action = jnp.reshape(jnp.asarray(action), (self._n,)).astype(jnp.int32)
+        valid = jnp.all((action >= 0) & (action < self._single_action.n))
+        if not _traced(key, state, action):
+            self._check_eagerly(state, "step", valid, action)
+            return self._compiled("step")(key, state, action)
+
+        elapsed = jnp.reshape(state.elapsed, (self._n,)) + 1
+
+        def step(handle: jax.Array) -> tuple[jax.Array, tuple[xla.Out, xla.Out]]:
+            handle, stepped = self._calls.step(handle, action)
+            stepped = stepped._replace(truncated=(elapsed >= self.max_episode_steps) & ~stepped.terminated)
+            done = stepped.terminated | stepped.truncated
+            seeds = jnp.full((self._n,), -1, jnp.int32)  # the ended emulators continue their own random streams
+            handle, reset = jax.lax.cond(
+                done.any(), lambda: self._calls.reset_where(handle, stepped, done, seeds), lambda: (handle, stepped)
+            )
+            pick = lambda a, b: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
+            return handle, (jax.tree.map(pick, reset, stepped), stepped)
+
+        handle, (now, stepped), version = self._guarded(state, "step", valid, action, step)
+        ts = TimeStep.transition(
+            obs=self._obs(now.obs),
+            reward=self._shaped(jnp.where(stepped.lives < -1, jnp.nan, stepped.reward.astype(jnp.float32))),
+            terminated=self._shaped(stepped.terminated),
+            truncated=self._shaped(stepped.truncated),
+            final_obs=self._obs(stepped.obs),
+            info=self._info(now),
+        )
+        elapsed = jnp.where(ts.done, 0, jnp.where(version >= 0, self._shaped(elapsed), state.elapsed))
+        return AleState(handle, version, elapsed), ts
+
+    # --- the guard ---------------------------------------------------------------------------
+
+    def _compiled(self, method: str) -> Any:
+        """``jax.jit`` of a method, for eager calls (op by op, a step would dispatch ~100 small programs)."""
+        cache = self.__dict__.setdefault("_jitted", {})
+        if method not in cache:
+            cache[method] = jax.jit(getattr(self, f"_{method}"))
+        return cache[method]
+
+    def _check_eagerly(self, state: AleState, op: str, valid: Any = True, action: Any = None) -> None:
+        """Raise envhub's error for what the compiled guard would refuse (``_guarded``); change nothing."""
+        newest = int(self._revived()[...])
+        given = int(np.ravel(np.asarray(state.version))[0])
+        if newest < 0 or given < 0:
+            raise HostEnvError(self.id, op, RuntimeError(_NO_STATE if given >= 0 else _REFUSED_STATE))
+        if given != newest or not bool(jnp.all(state.handle == self._handle[...])):
+            raise StaleStateError(self.id, given, newest)
+        if not bool(valid):
+            problem = f"{np.asarray(action).ravel().tolist()} has values outside [0, {self._single_action.n})"
+            raise ActionError(self.id, problem, self.action_space)
+
+    def _guarded(self, state: AleState, op: str, valid: jax.Array, action: Any, run: Any) -> tuple[Any, Any, Any]:
+        """Inside a trace: ``run(handle)`` once ``state`` is the newest and ``valid`` holds, and the new version.
+
+        A refused call runs no emulator and returns ``_refused`` outputs (NaN rewards, zero frames) and a state
+        that cannot step (version -1); the newest state stays current, and ``envhub.checked`` reports it
+        (checkify). XLA has no other way to stop: an FFI call that fails poisons JAX's effect tokens, and every
+        later ALE call of the process with them (measured)."""
+        newest_ref, own = self._revived(), self._handle[...]
+        newest = newest_ref[...]
+        current = (state.version == newest) & (newest >= 0) & jnp.all(state.handle == own)
+        checkify.debug_check(current, f"{StaleStateError.__name__}: {_STALE_IN_JIT.format(id=self.id)}")
+        ok = current & valid
+        handle, out = jax.lax.cond(ok, run, lambda h: (h, jax.tree.map(_refused, jax.eval_shape(run, h)[1])), own)
+        version = jnp.where(ok, (newest + 1) & 0x7FFFFFFF, -1)
+        newest_ref[...] = jnp.where(ok, version, newest)
+        return handle, out, version
+
+    def _revived(self) -> Any:
+        """The newest-version Ref, restored first where a compiled call that failed (elsewhere in the caller's
+        program) consumed it: then no state is current (the newest went with the call) and ``init`` starts afresh."""
+        for ref, value in ((self._newest, np.int32(-_fresh_base())), (self._handle, self._own_handle)):
+            try:
+                ref[...]
+            except RuntimeError:  # "Array has been deleted": give the same Ref a new buffer, as jit's own writes do
+                ref._refs._buf._replace_with(jax.device_put(value, ref.sharding))  # a jax internal
+        return self._newest
+
+    def _refuse_vmap(self, x: Any, op: str) -> None:
+        if isinstance(x, jax.core.Tracer) and type(x).__name__ == "BatchTracer":
+            raise HostVmapError(
+                self.id,
+                f"jax.vmap over {op}() of ALE emulators, which follow one trajectory each; "
+                f"make the env with num_envs=N instead",
+            )
+
+    # --- shaping -----------------------------------------------------------------------------
+
+    def _env_shape(self) -> tuple[int, ...]:
+        return () if self.num_envs is None else (self.num_envs,)
+
+    def _shaped(self, x: jax.Array) -> jax.Array:
+        return x.reshape(self._env_shape())
+
+    def _obs(self, obs: jax.Array) -> jax.Array:
+        return obs.reshape(self._env_shape() + tuple(self._obs_shape))
+
+    def _info(self, out: xla.Out) -> dict[str, Any]:
+        return {"lives": self._shaped(out.lives), "episode_frame_number": self._shaped(out.episode_frame_number)}
+
+    def _first(self, out: xla.Out) -> TimeStep[Any]:
+        return TimeStep.first(self._obs(out.obs), self._info(out), self._env_shape())
+
+    # --- render --------------------------------------------------------------------------------
+
+    def _render(self, state: AleState, index: int | None) -> Any:
+        self._check_eagerly(state, "render")
+        read = jax.jit(lambda h: self._calls.reset(h, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32)))
+        frames = np.asarray(read(state.handle)[1].obs)[:, -1]  # the newest frame of each emulator's stack
+        frames = frames if frames.ndim == 4 else np.repeat(frames[..., None], 3, axis=-1)
+        return frames[index] if index is not None else (frames[0] if self.num_envs is None else frames)
+
+
+_STALE_IN_JIT = (
+    "{id!r} was given, inside jit, a state that is not its newest (stepped already, made by another environment, "
+    "or its environment was closed); nothing was stepped. Pass the state returned by the previous init/reset/step."
+)
+_NO_STATE = "no state of it is current (closed, or a refusal inside jit lost the newest one): init again"
+_REFUSED_STATE = (
+    "this state came from a call refused inside jit (a stale state or an invalid action: its rewards were NaN); "
+    "step the state given to that call, or init again"
+)
+
+
+def _fresh_base() -> int:
+    """A version no state of this process is likely to hold (2**24..2**30): where counting restarts."""
+    return int(np.random.default_rng().integers(2**24, 2**30))
+
+
+def _refused(like: jax.ShapeDtypeStruct) -> jax.Array:
+    """What a refused call returns in place of ALE's output: zero frames and flags, lives -2 (read as NaN rewards)."""
+    return jnp.full(like.shape, -2 if like.dtype == jnp.int32 else 0, like.dtype)
+
+
+def _traced(*xs: Any) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
+def seeds_for(key: jax.Array, n: int) -> jax.Array:
+    """ALE's seeds for ``n`` emulators from a key (non-negative int32; ALE reads -1 as "no new seed")."""
+    return (key_to_seeds(key, n) >> 1).astype(jnp.int32)

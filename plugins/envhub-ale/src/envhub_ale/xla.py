@@ -1,0 +1,75 @@
+"""ALE's XLA FFI calls (registered by ``AtariVectorEnv.xla()``) as envhub uses them: pure XLA, no Python per step.
+
+- ``step``: ALE's ``atari_vector_xla_step`` of every env (its next-step reset never fires: every env that
+  ends is reset in the same step, below).
+- ``reset``: ALE's ``atari_vector_xla_reset`` of the envs an index array names. Its index array has a static
+  length, so ``reset_where`` resets the masked envs (ended ones first) in power-of-two chunks, one chunk per
+  set bit of their count, each under ``lax.cond``: only the chunks a step needs run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Out(NamedTuple):
+    """What ALE returns for every env, after a step or a reset (reward and flags zero after a reset)."""
+
+    obs: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    lives: jax.Array
+    episode_frame_number: jax.Array
+
+
+class Calls:
+    """The two FFI calls for ``n`` envs whose observation (all envs) has shape ``obs_shape``."""
+
+    def __init__(self, n: int, obs_shape: tuple[int, ...]):
+        self.n = n
+        handle = jax.ShapeDtypeStruct((8,), jnp.uint8)
+        obs = jax.ShapeDtypeStruct(obs_shape, jnp.uint8)
+        ints, bools = jax.ShapeDtypeStruct((n,), jnp.int32), jax.ShapeDtypeStruct((n,), jnp.bool_)
+        self._step = jax.ffi.ffi_call(
+            "atari_vector_xla_step", (handle, obs, ints, bools, bools, ints, ints, ints, ints), has_side_effect=True
+        )
+        self._reset = jax.ffi.ffi_call(
+            "atari_vector_xla_reset", (handle, obs, ints, ints, ints, ints), has_side_effect=True
+        )
+        self.chunks = [1 << b for b in reversed(range(n.bit_length()))]  # n = 16: 16, 8, 4, 2, 1
+
+    def step(self, handle: jax.Array, action: jax.Array) -> tuple[jax.Array, Out]:
+        handle, obs, reward, terminated, truncated, _, lives, _, episode_frames = self._step(
+            handle, action, jnp.ones((self.n,), jnp.float32)
+        )
+        return handle, Out(obs, reward, terminated, truncated, lives, episode_frames)
+
+    def reset(self, handle: jax.Array, ids: jax.Array, seeds: jax.Array) -> tuple[jax.Array, Out]:
+        """Reset envs ``ids`` (seed -1: continue each env's own random stream); every env's obs comes back."""
+        handle, obs, _, lives, _, episode_frames = self._reset(handle, ids, seeds)
+        zeros = jnp.zeros((self.n,), jnp.bool_)
+        return handle, Out(obs, jnp.zeros((self.n,), jnp.int32), zeros, zeros, lives, episode_frames)
+
+    def reset_where(self, handle: jax.Array, out: Out, where: jax.Array, seeds: jax.Array) -> tuple[jax.Array, Out]:
+        """Reset the envs ``where`` is true for (``seeds``: one per env); ``out`` is what comes back if none is."""
+        order = jnp.argsort(~where, stable=True).astype(jnp.int32)  # the envs to reset first
+        seeds = seeds[order]
+        count = where.sum(dtype=jnp.int32)
+
+        def chunk(size: int) -> Any:
+            def run(carry: tuple[jax.Array, Out, jax.Array]) -> tuple[jax.Array, Out, jax.Array]:
+                handle, _, offset = carry
+                ids = jax.lax.dynamic_slice(order, (offset,), (size,))
+                handle, new = self.reset(handle, ids, jax.lax.dynamic_slice(seeds, (offset,), (size,)))
+                return handle, new, offset + size
+
+            return run
+
+        carry = (handle, out, jnp.int32(0))
+        for size in self.chunks:
+            carry = jax.lax.cond((count & size) > 0, chunk(size), lambda c: c, carry)
+        return carry[0], carry[1]
