@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl", "ale")
+IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl", "ale", "jaxatari", "octax")
 BACKENDS = (
     "gymnax",
     "gymnasium",
@@ -20,6 +20,7 @@ BACKENDS = (
     "pgx",
     "pgx_minatar",
     "jaxmarl",
+    "jaxtari",
 )
 
 PROBE = """

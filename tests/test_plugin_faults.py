@@ -347,6 +347,8 @@ TYPOS = {
     "playground": "playgrond",
     "pgx": "pgxx",
     "jaxmarl": "jaxmarll",
+    "octax": "octx",
+    "jaxatari": "jaxatri",
     "ale": "aale",
 }
 

@@ -23,6 +23,8 @@ KIT = {
     "envhub-playground": "TestKitPendulumSwingup",
     "envhub-pgx": "TestKit_tic_tac_toe",
     "envhub-jaxmarl": "TestKit_MPE_simple_spread_v3",
+    "envhub-octax": "TestKit_brix",
+    "envhub-jaxatari": "TestKit_pong",
     "envhub-ale": "TestPongBatched",
 }
 #: Core tests left out (node ids without parameters): more than 5 s each on this project's 2-core CI.

@@ -33,6 +33,7 @@ IN_REPO_BACKENDS = (
     "pgx",
     "jaxmarl",
     "ale",
+    "jaxatari",
 )
 
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$")

@@ -17,7 +17,8 @@ import pytest
 from ale_py import roms
 from ale_py.registration import rom_id_to_name
 from ale_py.vector_env import AtariVectorEnv
-from envhub_ale.environment import V5, seeds_for
+from envhub_ale.environment import V5
+from envhub_ale.xla import seeds_for
 
 import envhub
 from envhub import testing

@@ -33,7 +33,6 @@ from envhub.plugin import (
     HostVmapError,
     StaleStateError,
     TimeStep,
-    key_to_seeds,
     spaces,
 )
 from envhub_ale import xla
@@ -134,7 +133,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
         newest = newest_ref[...]
         version = jnp.where(newest >= 0, newest + 1, -newest) & 0x7FFFFFFF  # never one a state had
         handle, out = self._calls.reset(
-            self._handle[...], jnp.arange(self._n, dtype=jnp.int32), seeds_for(key, self._n)
+            self._handle[...], jnp.arange(self._n, dtype=jnp.int32), xla.seeds_for(key, self._n)
         )
         newest_ref[...] = version
         return AleState(handle, version, jnp.zeros(self._env_shape(), jnp.int32)), self._first(out)
@@ -148,11 +147,10 @@ class AleEnvironment(Environment[AleState, Any, Any]):
             self._check_eagerly(state, "reset")
             return self._compiled("reset_where")(key, state, where)
         mask = jnp.reshape(jnp.broadcast_to(where, self._env_shape()), (self._n,))
-        seeds = seeds_for(key, self._n)
+        seeds = xla.seeds_for(key, self._n)
 
         def reset(handle: jax.Array) -> tuple[jax.Array, xla.Out]:
-            read = self._calls.reset(handle, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32))
-            return self._calls.reset_where(read[0], read[1], mask, seeds)
+            return self._calls.reset_where(*self._calls.read(handle), mask, seeds)
 
         handle, out, version = self._guarded(state, "reset", jnp.bool_(True), None, reset)
         elapsed = jnp.where(jnp.reshape(mask, self._env_shape()), 0, state.elapsed)
@@ -200,6 +198,9 @@ class AleEnvironment(Environment[AleState, Any, Any]):
             cache[method] = jax.jit(getattr(self, f"_{method}"))
         return cache[method]
 
+    def _compiled_read(self) -> Any:
+        return self.__dict__.setdefault("_read", jax.jit(self._calls.read))
+
     def _check_eagerly(self, state: AleState, op: str, valid: Any = True, action: Any = None) -> None:
         """Raise envhub's error for what the compiled guard would refuse (``_guarded``); change nothing."""
         newest = int(self._revived()[...])
@@ -224,7 +225,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
         current = (state.version == newest) & (newest >= 0) & jnp.all(state.handle == own)
         checkify.debug_check(current, f"{StaleStateError.__name__}: {_STALE_IN_JIT.format(id=self.id)}")
         ok = current & valid
-        handle, out = jax.lax.cond(ok, run, lambda h: (h, jax.tree.map(_refused, jax.eval_shape(run, h)[1])), own)
+        handle, out = jax.lax.cond(ok, run, lambda h: (h, jax.tree.map(xla.refused, jax.eval_shape(run, h)[1])), own)
         version = jnp.where(ok, (newest + 1) & 0x7FFFFFFF, -1)
         newest_ref[...] = jnp.where(ok, version, newest)
         return handle, out, version
@@ -268,8 +269,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
 
     def _render(self, state: AleState, index: int | None) -> Any:
         self._check_eagerly(state, "render")
-        read = jax.jit(lambda h: self._calls.reset(h, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32)))
-        frames = np.asarray(read(state.handle)[1].obs)[:, -1]  # the newest frame of each emulator's stack
+        frames = np.asarray(self._compiled_read()(state.handle)[1].obs)[:, -1]  # each emulator's newest frame
         frames = frames if frames.ndim == 4 else np.repeat(frames[..., None], 3, axis=-1)
         return frames[index] if index is not None else (frames[0] if self.num_envs is None else frames)
 
@@ -290,15 +290,5 @@ def _fresh_base() -> int:
     return int(np.random.default_rng().integers(2**24, 2**30))
 
 
-def _refused(like: jax.ShapeDtypeStruct) -> jax.Array:
-    """What a refused call returns in place of ALE's output: zero frames and flags, lives -2 (read as NaN rewards)."""
-    return jnp.full(like.shape, -2 if like.dtype == jnp.int32 else 0, like.dtype)
-
-
 def _traced(*xs: Any) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in xs)
-
-
-def seeds_for(key: jax.Array, n: int) -> jax.Array:
-    """ALE's seeds for ``n`` emulators from a key (non-negative int32; ALE reads -1 as "no new seed")."""
-    return (key_to_seeds(key, n) >> 1).astype(jnp.int32)

@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from envhub.plugin import key_to_seeds
+
 
 class Out(NamedTuple):
     """What ALE returns for every env, after a step or a reset (reward and flags zero after a reset)."""
@@ -54,6 +56,10 @@ class Calls:
         zeros = jnp.zeros((self.n,), jnp.bool_)
         return handle, Out(obs, jnp.zeros((self.n,), jnp.int32), zeros, zeros, lives, episode_frames)
 
+    def read(self, handle: jax.Array) -> tuple[jax.Array, Out]:
+        """Every env's current obs, lives and frame count: ALE's reset of no env."""
+        return self.reset(handle, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32))
+
     def reset_where(self, handle: jax.Array, out: Out, where: jax.Array, seeds: jax.Array) -> tuple[jax.Array, Out]:
         """Reset the envs ``where`` is true for (``seeds``: one per env); ``out`` is what comes back if none is."""
         order = jnp.argsort(~where, stable=True).astype(jnp.int32)  # the envs to reset first
@@ -73,3 +79,13 @@ class Calls:
         for size in self.chunks:
             carry = jax.lax.cond((count & size) > 0, chunk(size), lambda c: c, carry)
         return carry[0], carry[1]
+
+
+def refused(like: jax.ShapeDtypeStruct) -> jax.Array:
+    """What a refused call returns in place of ALE's output: zero frames and flags, lives -2 (read as NaN rewards)."""
+    return jnp.full(like.shape, -2 if like.dtype == jnp.int32 else 0, like.dtype)
+
+
+def seeds_for(key: jax.Array, n: int) -> jax.Array:
+    """ALE's seeds for ``n`` emulators from a key (non-negative int32; ALE reads -1 as "no new seed")."""
+    return (key_to_seeds(key, n) >> 1).astype(jnp.int32)

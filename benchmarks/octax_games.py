@@ -1,0 +1,95 @@
+"""envhub's octax backend vs octax's own loop: a random key (or none) per game, jitted lax.scan, batched with vmap.
+
+The raw loop is how octax's games are trained (octax.agents, through octax.wrappers.OctaxGymnaxWrapper and gymnax's
+auto-reset): ``jax.vmap`` of octax's ``step``, and of its ``reset`` on every step, a finished game replaced by the
+fresh one with a ``select`` (without the wrapper's transpose of the observation), in ``lax.scan``. envhub runs
+with its defaults: real resets from spare initial states (made ``num_envs`` at a time, envhub.native.resets), and
+the reached observation kept in ``final_obs``. Both loops do the same
+work per step: split the key, draw a uniform action per game, step every game, add up the rewards and the game
+ends. The games differ after the first end (the new games start from different keys), so the end counts are
+close, not always equal.
+
+    python benchmarks/octax_games.py [--games brix,pong,...] [--num-envs 1024] [--steps 200] [--repeats 5]
+        [--json out.json]
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import jax
+import jax.numpy as jnp
+from _timing import comparison_cli
+
+import envhub
+
+# A paddle game, a puzzle, a level of a family, a shooter with a startup, and the longest startup (blinky).
+GAMES = "brix,pong,tetris,cavern1,space_flight1,airplane,blinky"
+
+
+def raw_octax_rollout(name: str, num_envs: int, steps: int):
+    from envhub_octax.games import import_octax
+
+    import_octax()  # octax 0.1.1 cannot be imported without cv2 otherwise (envhub_octax.games says why)
+    from octax.environments import create_environment
+
+    game, _ = create_environment(name)
+    reset, step = jax.vmap(game.reset), jax.vmap(game.step)
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state, _, _ = reset(jax.random.split(init_key, num_envs))
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, reset_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, game.num_actions)
+            state, _, reward, terminated, truncated, _ = step(state, action)
+            done = terminated | truncated
+            fresh, _, _ = reset(jax.random.split(reset_key, num_envs))
+            state = jax.tree.map(lambda f, s: jnp.where(done.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, state)
+            return (state, total + reward.sum(), ends + done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def envhub_rollout(name: str, num_envs: int, steps: int):
+    env = envhub.make(f"octax/{name}", num_envs=num_envs)
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state, _ = env.init(init_key)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, env.single_action_space.n)
+            state, ts = env.step(step_key, state, action)
+            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def main() -> None:
+    comparison_cli(
+        __doc__,
+        "octax",
+        ("games", GAMES),
+        raw_octax_rollout,
+        envhub_rollout,
+        lambda a: (
+            f"{a.num_envs} games, {a.steps} scan steps, a uniform random action each, median of {a.repeats} "
+            f"interleaved repeats (jax {jax.__version__}, octax {importlib.metadata.version('octax')}, "
+            f"{jax.devices()[0].platform})"
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()

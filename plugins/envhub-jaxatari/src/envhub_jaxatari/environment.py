@@ -1,0 +1,163 @@
+"""``JaxAtariEnvironment``: a JAXAtari (``jaxtari``) game behind the envhub API."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import envhub
+from envhub.plugin import EnvUnavailableError, InvalidArgumentError, JaxStep, draw_each, spaces
+
+#: The observations ``obs_type`` picks: jaxtari's object-centric observation (default), or the rendered frame.
+OBS_TYPES = ("objects", "pixels")
+
+#: Games whose ``done`` includes a time limit of their own (a constant of the game): the plugin turns it off and
+#: puts it on envhub's ``max_episode_steps`` instead (same default), so it is reported as truncation.
+GAME_TIME_LIMITS: dict[str, tuple[str, int]] = {"skiing": ("max_steps", 5 * 60 * 60), "surround": ("MAX_STEPS", 1000)}
+
+#: What the plugin sets those constants to: a limit no episode reaches (int32 step counters).
+NO_LIMIT = 2**31 - 1
+
+#: How to install jaxtari's sprite pack, which every game loads when it is built.
+SPRITES_HINT = (
+    "run jaxtari's installer once, `install-sprites` (or `python -m jaxtari.install_sprites`), which downloads the "
+    "sprite pack (original sprites if you confirm you own the Atari 2600 ROMs, else replacement sprites) into "
+    "~/.local/share/jaxtari"
+)
+
+
+class JaxAtariEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
+    """One JAXAtari game on envhub's JAX base: jaxtari's ``reset(key)`` and ``step(state, action)`` (no
+    auto-reset: the base resets in the same step). ``obs_type="objects"`` (default) gives jaxtari's
+    object-centric observation as a dict tree (each object's ``x``, ``y``, ``width``, ``height``, ``active``, ...);
+    ``obs_type="pixels"`` gives the frame jaxtari draws, uint8 ``(210, 160, 3)``. jaxtari's ``done`` is
+    ``terminated``; a time limit (``max_episode_steps``; skiing's 5 minutes and surround's 1000 steps by
+    default) truncates. ``render`` draws the frame with jaxtari's renderer.
+    """
+
+    render_modes = ("rgb_array",)
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        num_envs: int | None = None,
+        max_episode_steps: int | None = None,
+        reset_mode: str = "real",
+        reset_spares: bool | None = None,
+        obs_type: str = "objects",
+        **kwargs: Any,
+    ):
+        if obs_type not in OBS_TYPES:
+            raise InvalidArgumentError(f"obs_type={obs_type!r}: use one of {OBS_TYPES}.")
+        self.name, self.obs_type = name, obs_type
+        self.game = build_game(name, **kwargs)
+        _, obs = jax.eval_shape(self._reset_one, jax.random.key(0))
+        if obs_type == "pixels":
+            observation_space: spaces.Space = spaces.Box(0, 255, obs.shape, np.uint8)
+        else:
+            observation_space = spaces.Tree(jax.tree.map(_widest_box, obs))
+        if max_episode_steps is None and name in GAME_TIME_LIMITS:
+            max_episode_steps = GAME_TIME_LIMITS[name][1]
+        super().__init__(
+            observation_space=observation_space,
+            action_space=spaces.Discrete(int(self.game.action_space().n), dtype=np.int32),
+            num_envs=num_envs,
+            max_episode_steps=max_episode_steps,
+            reset_mode=reset_mode,
+            reset_spares=reset_spares,
+        )
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {**super().metadata, "library": f"jaxtari {importlib.metadata.version('jaxtari')} ({self.name})"}
+
+    def _render(self, state: Any, index: int | None) -> Any:
+        draw = self.__dict__.setdefault("_draw", jax.jit(self.game.render))
+        return draw_each(lambda one: np.asarray(draw(one), np.uint8), jax.device_get(state.env), self.num_envs, index)
+
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        obs, state = self.game.reset(key)
+        return state, self._observe(obs, state)
+
+    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
+        # jaxtari's games keep their randomness in the state (drawn from the reset key): the step key is unused.
+        obs, state, reward, done, _info = self.game.step(state, action)
+        return JaxStep(
+            state=state,
+            obs=self._observe(obs, state),
+            reward=jnp.asarray(reward, jnp.float32),
+            terminated=jnp.asarray(done, jnp.bool_),
+            truncated=jnp.zeros((), jnp.bool_),
+            info={},
+        )
+
+    def _observe(self, obs: Any, state: Any) -> Any:
+        return as_tree(obs) if self.obs_type == "objects" else jnp.asarray(self.game.render(state), jnp.uint8)
+
+
+def build_game(name: str, **kwargs: Any) -> Any:
+    """jaxtari's game ``name`` as ``jaxtari.make(name, **kwargs)`` builds it, with its own time limit (if any) off.
+
+    Raises:
+        EnvUnavailableError: jaxtari's sprite pack is not installed (every game loads it when built).
+    """
+    import jaxtari
+    from jaxtari.paths import ownership_or_alt_markers_present
+
+    if not ownership_or_alt_markers_present():  # jaxtari.make's own check, without its console banner
+        raise EnvUnavailableError(f"jaxatari/{name}", f"jaxtari's sprite pack is not installed; {SPRITES_HINT}")
+    try:
+        game = jaxtari.make(name, **kwargs)
+    except FileNotFoundError as exc:  # a pack without this game's sprites
+        raise EnvUnavailableError(
+            f"jaxatari/{name}", f"a sprite of the game is missing ({exc}); {SPRITES_HINT}"
+        ) from exc
+    if name in GAME_TIME_LIMITS:
+        field = GAME_TIME_LIMITS[name][0]
+        game = _rebuilt(name, game, game.consts.replace(**{field: NO_LIMIT}), kwargs)
+    return game
+
+
+def _rebuilt(name: str, game: Any, consts: Any, kwargs: dict[str, Any]) -> Any:
+    """``game`` built again with ``consts`` (and its mods, the way ``jaxtari.make`` applies them)."""
+    from jaxtari.core import MOD_MODULES, apply_modifications
+
+    mods = kwargs.get("mods")
+    if not mods:
+        return type(game)(consts=consts)
+    base = type(getattr(game, "_env", game))
+    return apply_modifications(
+        game_name=name,
+        mods_config=mods,
+        allow_conflicts=kwargs.get("allow_conflicts", False),
+        base_consts=consts,
+        env_class=base,
+        MOD_MODULES=MOD_MODULES,
+    )
+
+
+def as_tree(obs: Any) -> Any:
+    """jaxtari's observation (flax dataclasses, ``ObjectObservation`` per object) as nested dicts of arrays."""
+    if dataclasses.is_dataclass(obs) and not isinstance(obs, type):
+        return {f.name: as_tree(getattr(obs, f.name)) for f in dataclasses.fields(obs)}
+    if isinstance(obs, dict):
+        return {k: as_tree(v) for k, v in obs.items()}
+    return jnp.asarray(obs)
+
+
+def _widest_box(leaf: Any) -> spaces.Box:
+    """The Box of everything ``leaf``'s dtype holds (jaxtari's declared spaces differ from the arrays its games return)."""
+    dtype = np.dtype(leaf.dtype)
+    if dtype.kind == "b":
+        low, high = False, True
+    elif dtype.kind in "iu":
+        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+    else:
+        low, high = -np.inf, np.inf
+    return spaces.Box(low, high, leaf.shape, dtype)
