@@ -17,6 +17,7 @@ import pytest
 from ale_py import roms
 from ale_py.registration import rom_id_to_name
 from ale_py.vector_env import AtariVectorEnv
+from envhub_ale import MULTIPLAYER_ONLY
 from envhub_ale.environment import V5
 from envhub_ale.xla import seeds_for
 
@@ -41,10 +42,21 @@ class TestPongBatched(testing.ConformanceTests):
     make_kwargs = {"num_envs": 2}
 
 
+SINGLE_PLAYER = [r for r in roms.get_all_rom_ids() if r not in MULTIPLAYER_ONLY]
+
+
 def test_every_bundled_rom_is_listed():
-    ids = {s.id for s in envhub.list_envs("ale")}
-    assert ids == {f"ale/{rom_id_to_name(r)}-v5" for r in roms.get_all_rom_ids()}
-    assert len(ids) == len(roms.get_all_rom_ids()) > 100
+    specs = envhub.list_envs("ale")
+    assert {s.id for s in specs} == {f"ale/{rom_id_to_name(r)}-v5" for r in roms.get_all_rom_ids()}
+    assert sorted(s.id for s in specs if not s.available) == [
+        "ale/Combat-v5",
+        "ale/Joust-v5",
+        "ale/MazeCraze-v5",
+        "ale/Warlords-v5",
+    ]
+    assert len(specs) == len(roms.get_all_rom_ids()) > 100
+    with pytest.raises(envhub.errors.EnvUnavailableError, match="multi-player-only ROM"):
+        envhub.make("ale/Combat-v5")
 
 
 # --- ground truth: ALE's own vector env, same seeds and actions ------------------------------------------
@@ -92,7 +104,7 @@ def jitted_rollout(env, key, actions):
     return run(key, actions)
 
 
-@pytest.mark.parametrize("game", roms.get_all_rom_ids() if FULL else SAMPLE)
+@pytest.mark.parametrize("game", SINGLE_PLAYER if FULL else SAMPLE)
 def test_steps_are_ale_steps(game):
     """3 emulators, 16 steps with a limit of 5 (ends at 5, 10, 15): envhub's jitted scan equals ALE's env."""
     n, key = 3, jax.random.key(3)

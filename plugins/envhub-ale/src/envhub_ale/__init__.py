@@ -32,6 +32,11 @@ RESERVED = {
 }
 
 
+# Bundled ROMs with no single-player mode (gymnasium registers no ALE/<Game>-v5 for them): ALE 0.12.1 ends the
+# process when its vector env loads one ("Attempt to wrap ROM ... failed"), so they are listed unavailable.
+MULTIPLAYER_ONLY = frozenset({"combat", "joust", "maze_craze", "warlords"})
+
+
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Register ``<Game>-v5`` for every ROM ale-py bundles (nothing is built)."""
@@ -39,6 +44,10 @@ def envhub_register_envs(register: Any) -> None:
     from ale_py.registration import rom_id_to_name
 
     for rom in roms.get_all_rom_ids():
+        if rom in MULTIPLAYER_ONLY:
+            why = "a multi-player-only ROM: ALE has no single-player mode of it (and would end the process loading it)"
+            register(f"{rom_id_to_name(rom)}-v5", None, unavailable=why)
+            continue
         register(
             f"{rom_id_to_name(rom)}-v5",
             functools.partial(make_ale_env, rom),
