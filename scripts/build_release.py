@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Build the envhub release (the core and the ten in-repo plugins) as sdist + wheel, then check them.
+"""Build the envhub release (the core and the fourteen in-repo plugins) as sdist + wheel, then check them.
 
     python scripts/build_release.py [--out dist]
 
 Each wheel is built from its sdist (``uv build``), so a self-contained sdist is part of the check.
-Then: ``twine check --strict`` on all twenty-two files (eleven projects, two files each), one shared
+Then: ``twine check --strict`` on all thirty files (fifteen projects, two files each), one shared
 version, no direct reference (``name @ url``) in any Requires-Dist. Needs the ``test`` (or ``dev``)
 extra: uv and twine. The copy-me template (``plugins/_template``, ``envhub-mybackend``) is not part
 of the release, so ``twine upload dist/*`` never publishes it; tests/test_template_plugin.py tests it.

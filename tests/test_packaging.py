@@ -13,7 +13,7 @@ import envhub
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
-IN_REPO = ("ale", "brax", "craftax", "envpool", "gymnasium", "gymnax", "jaxatari", "jaxmarl", "jumanji", "octax", "pgx", "playground", "xminigrid")
+IN_REPO = ("ale", "brax", "craftax", "envpool", "factoriax", "gymnasium", "gymnax", "jaxatari", "jaxmarl", "jumanji", "octax", "pgx", "playground", "xminigrid")
 
 
 def _built_metadata(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -68,7 +68,16 @@ def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
     assert [p.name for p in script.PROJECTS[1:]] == [f"envhub-{b}" for b in IN_REPO]  # no plugins/_template
     assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 1 + len(IN_REPO)
     words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 18: "eighteen"}
-    words |= {20: "twenty", 22: "twenty-two", 24: "twenty-four", 26: "twenty-six", 28: "twenty-eight"}
+    words |= {15: "fifteen", 20: "twenty", 22: "twenty-two", 24: "twenty-four", 26: "twenty-six", 28: "twenty-eight"}
+    words |= {30: "thirty"}
     projects = len(script.PROJECTS)  # the docstring's count follows the set (add words past 14 projects)
     said = f"all {words[2 * projects]} files ({words[projects]} projects, two files each)"
     assert said in " ".join(script.__doc__.split()), said
+
+
+def test_every_in_repo_plugin_s_tests_are_in_the_suite():
+    """pytest's testpaths name every plugin folder: a plugin left out would pass CI with its tests never run."""
+    import tomllib
+
+    testpaths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
+    assert sorted(p for p in testpaths if p.startswith("plugins/")) == [f"plugins/envhub-{b}" for b in sorted(IN_REPO)]

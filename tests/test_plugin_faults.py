@@ -347,6 +347,7 @@ TYPOS = {
     "playground": "playgrond",
     "pgx": "pgxx",
     "jaxmarl": "jaxmarll",
+    "factoriax": "factorax",
     "octax": "octx",
     "jaxatari": "jaxatri",
     "ale": "aale",

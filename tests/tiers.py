@@ -23,6 +23,7 @@ KIT = {
     "envhub-playground": "TestKitPendulumSwingup",
     "envhub-pgx": "TestKit_tic_tac_toe",
     "envhub-jaxmarl": "TestKit_MPE_simple_spread_v3",
+    "envhub-factoriax": "TestKit_MinerBootstrap_v1",
     "envhub-octax": "TestKit_brix",
     "envhub-jaxatari": "TestKit_pong",
     "envhub-ale": "TestPongBatched",

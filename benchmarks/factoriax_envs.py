@@ -1,0 +1,93 @@
+"""envhub's factoriax backend vs factoriax's own loop: random actions, jitted lax.scan, batched with vmap.
+
+The raw loop is what factoriax trains with: ``factoriax.make(id)`` (``auto_reset=True``: its
+``AutoResetWrapper``, which builds a new world on every step for the scenarios that resample, MinerBootstrap
+and EasyRocket, since ``lax.select`` evaluates both sides, and restores a cached copy for Rocket),
+``jax.vmap`` of its ``step_env`` and ``lax.scan``. envhub runs ``envhub.make("factoriax/<id>", num_envs=N)``
+with its defaults: same-step auto-reset from spare initial states (one batched reset per ``N`` episode ends),
+the final observation kept in ``final_obs``. Both cut every episode at ``LIMIT`` steps (factoriax's
+``params.max_timesteps``, envhub's ``max_episode_steps``), so the timed run holds resets (the scenarios'
+own budgets are 300 to 8000 steps). Both loops do the same work per step: split the key, draw a uniformly
+random action per env, step every env, add up the rewards and the episode ends.
+
+    python benchmarks/factoriax_envs.py [--envs MinerBootstrap-v1,EasyRocket-v1,Rocket-v1] [--num-envs 1024]
+        [--steps 200] [--repeats 5] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import jax
+from _timing import comparison_cli
+from factoriax.engine.envs.registry import make as factoriax_make
+
+import envhub
+
+ENVS = "MinerBootstrap-v1,EasyRocket-v1,Rocket-v1"
+#: Steps after which both loops end an episode.
+LIMIT = 40
+
+
+def raw_factoriax_rollout(name: str, num_envs: int, steps: int):
+    env, params = factoriax_make(name)  # auto_reset=True: factoriax's AutoResetWrapper
+    params = params.replace(max_timesteps=LIMIT)
+    num_actions = env.action_space(params).n
+    reset = jax.vmap(env.reset_env, in_axes=(0, None))
+    step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        _, state = reset(jax.random.split(init_key, num_envs), params)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
+            _, state, reward, done, _ = step(jax.random.split(step_key, num_envs), state, action, params)
+            return (state, total + reward.sum(), ends + done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def envhub_rollout(name: str, num_envs: int, steps: int):
+    env = envhub.make(f"factoriax/{name}", num_envs=num_envs, max_episode_steps=LIMIT)
+    num_actions = env.single_action_space.n
+
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state, _ = env.init(init_key)
+
+        def body(carry, key):
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
+            state, ts = env.step(step_key, state, action)
+            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run
+
+
+def main() -> None:
+    comparison_cli(
+        __doc__,
+        "factoriax",
+        ("envs", ENVS),
+        raw_factoriax_rollout,
+        envhub_rollout,
+        lambda a: (
+            f"{a.num_envs} envs, {a.steps} scan steps, episodes of {LIMIT} steps, a random action each, median of "
+            f"{a.repeats} interleaved repeats (jax {jax.__version__}, factoriax "
+            f"{importlib.metadata.version('factoriax')}, {jax.devices()[0].platform})"
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()
