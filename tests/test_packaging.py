@@ -81,3 +81,10 @@ def test_every_in_repo_plugin_s_tests_are_in_the_suite():
 
     testpaths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
     assert sorted(p for p in testpaths if p.startswith("plugins/")) == [f"plugins/envhub-{b}" for b in sorted(IN_REPO)]
+
+
+def test_the_core_knows_every_in_repo_plugin():
+    """envhub's install hints (``IN_REPO_BACKENDS``) name the same plugins as the release."""
+    from envhub.registry.plugin_api import IN_REPO_BACKENDS
+
+    assert sorted(IN_REPO_BACKENDS) == list(IN_REPO)

@@ -34,6 +34,8 @@ IN_REPO_BACKENDS = (
     "jaxmarl",
     "ale",
     "jaxatari",
+    "octax",
+    "factoriax",
 )
 
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$")
