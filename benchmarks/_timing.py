@@ -138,3 +138,25 @@ def comparison_cli(
         backend, args.names.split(","), lambda n: raw(n, *size), lambda n: envhub(n, *size), size, args.repeats
     )
     write_json(rows, args.json)
+
+
+def envhub_random_rollout(env: Any, steps: int) -> Callable[[jax.Array], tuple[jax.Array, jax.Array]]:
+    """``run(key)``: init ``env`` (batched), then ``steps`` steps of uniformly random discrete actions in one
+    ``lax.scan``; returns the summed reward and the number of episode ends (the envhub side of a comparison)."""
+    num_envs, num_actions = env.num_envs, env.single_action_space.n
+
+    def run(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        init_key, key = jax.random.split(key)
+        state, _ = env.init(init_key)
+
+        def body(carry: Any, key: jax.Array) -> tuple[Any, None]:
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, num_actions, dtype=env.action_space.dtype)
+            state, ts = env.step(step_key, state, action)
+            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run

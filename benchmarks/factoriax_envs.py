@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import jax
-from _timing import comparison_cli
+from _timing import comparison_cli, envhub_random_rollout
 from factoriax.engine.envs.registry import make as factoriax_make
 
 import envhub
@@ -54,24 +54,7 @@ def raw_factoriax_rollout(name: str, num_envs: int, steps: int):
 
 
 def envhub_rollout(name: str, num_envs: int, steps: int):
-    env = envhub.make(f"factoriax/{name}", num_envs=num_envs, max_episode_steps=LIMIT)
-    num_actions = env.single_action_space.n
-
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state, _ = env.init(init_key)
-
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
-            state, ts = env.step(step_key, state, action)
-            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return envhub_random_rollout(envhub.make(f"factoriax/{name}", num_envs=num_envs, max_episode_steps=LIMIT), steps)
 
 
 def main() -> None:

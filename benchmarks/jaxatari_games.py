@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-from _timing import comparison_cli
+from _timing import comparison_cli, envhub_random_rollout
 from jaxtari.paths import ownership_or_alt_markers_present
 
 import envhub
@@ -70,22 +70,7 @@ def raw_jaxtari_rollout(name: str, num_envs: int, steps: int):
 
 
 def envhub_rollout(name: str, num_envs: int, steps: int):
-    env = envhub.make(f"jaxatari/{name}", num_envs=num_envs)
-
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state, _ = env.init(init_key)
-
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            state, ts = env.step(step_key, state, env.action_space.sample(action_key))
-            return (state, total + ts.reward.sum(), ends + ts.terminated.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return envhub_random_rollout(envhub.make(f"jaxatari/{name}", num_envs=num_envs), steps)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import argparse
 
 import jax
 import xminigrid
-from _timing import comparison_row, time_rollouts, write_json
+from _timing import comparison_row, envhub_random_rollout, time_rollouts, write_json
 from xminigrid.wrappers import GymAutoResetWrapper
 
 import envhub
@@ -48,23 +48,7 @@ def raw_xminigrid_rollout(name: str, num_envs: int, steps: int, max_steps: int):
 
 def envhub_rollout(name: str, num_envs: int, steps: int, max_steps: int):
     env = envhub.make(f"xminigrid/{name}", num_envs=num_envs, max_episode_steps=max_steps)
-    n = env.single_action_space.n
-
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state, _ = env.init(init_key)
-
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            actions = jax.random.randint(action_key, (num_envs,), 0, n)
-            state, ts = env.step(step_key, state, actions)
-            return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return envhub_random_rollout(env, steps)
 
 
 def main() -> None:
