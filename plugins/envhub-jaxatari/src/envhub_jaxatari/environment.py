@@ -82,7 +82,7 @@ class JaxAtariEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return draw_each(lambda one: np.asarray(draw(one), np.uint8), jax.device_get(state.env), self.num_envs, index)
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        obs, state = self.game.reset(key)
+        obs, state = self.game.reset(raw_key(key))
         return state, self._observe(obs, state)
 
     def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
@@ -99,6 +99,12 @@ class JaxAtariEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
 
     def _observe(self, obs: Any, state: Any) -> Any:
         return as_tree(obs) if self.obs_type == "objects" else jnp.asarray(self.game.render(state), jnp.uint8)
+
+
+def raw_key(key: jax.Array) -> jax.Array:
+    """``key`` as jaxtari's games take it: a raw uint32 key (``jax.random.PRNGKey``'s). Some mix the key kept in
+    their state with raw keys they make (journeyescape, lasergates: a typed key fails their ``lax.cond``)."""
+    return jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
 
 
 def build_game(name: str, **kwargs: Any) -> Any:
