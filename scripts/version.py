@@ -22,7 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
 _VERSION = re.compile(r'^version = "([^"]+)"$', re.M)
-_PLUGIN_REQ = re.compile(r'"(envhub-(?:gymnax|gymnasium|envpool|brax|jumanji|craftax|xminigrid|playground|pgx|jaxmarl|ale|jaxatari|octax|factoriax))[^"]*"')
+_PLUGIN_REQ = re.compile(
+    r'"(envhub-(?:gymnax|gymnasium|envpool|brax|jumanji|craftax|xminigrid|playground|pgx|jaxmarl|ale|jaxatari|octax|factoriax))[^"]*"'
+)
 _CORE_REQ = re.compile(r'"envhub(>=[^"]*)"')
 
 

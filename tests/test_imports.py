@@ -4,7 +4,22 @@ import json
 import subprocess
 import sys
 
-IN_REPO = ("gymnax", "gymnasium", "envpool", "brax", "jumanji", "craftax", "xminigrid", "playground", "pgx", "jaxmarl", "ale", "jaxatari", "octax", "factoriax")
+IN_REPO = (
+    "gymnax",
+    "gymnasium",
+    "envpool",
+    "brax",
+    "jumanji",
+    "craftax",
+    "xminigrid",
+    "playground",
+    "pgx",
+    "jaxmarl",
+    "ale",
+    "jaxatari",
+    "octax",
+    "factoriax",
+)
 BACKENDS = (
     "gymnax",
     "gymnasium",

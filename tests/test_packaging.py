@@ -13,7 +13,22 @@ import envhub
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
-IN_REPO = ("ale", "brax", "craftax", "envpool", "factoriax", "gymnasium", "gymnax", "jaxatari", "jaxmarl", "jumanji", "octax", "pgx", "playground", "xminigrid")
+IN_REPO = (
+    "ale",
+    "brax",
+    "craftax",
+    "envpool",
+    "factoriax",
+    "gymnasium",
+    "gymnax",
+    "jaxatari",
+    "jaxmarl",
+    "jumanji",
+    "octax",
+    "pgx",
+    "playground",
+    "xminigrid",
+)
 
 
 def _built_metadata(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
