@@ -87,8 +87,9 @@ def _impure(programs: list[tuple[str, Callable[..., Any], tuple[Any, ...]]]) -> 
 
 
 def check_pure(probe: Probe) -> None:
-    """The programs of init, reset and step (and of jax.vmap over them) hold no host callback: pure XLA."""
-    env = _jax_native(probe, "the pure-XLA check")
+    """The programs of init, reset and step (and of jax.vmap over them) hold no host callback: pure XLA. Also
+    for a host env that says so (``Options.jit_refusal="checked"``: its compiled step has no callback)."""
+    env = probe.env if probe.options.jit_refusal == "checked" else _jax_native(probe, "the pure-XLA check")
     if env.validate_actions == STRICT:
         raise CheckSkipped("validate_actions='strict' adds a host callback to step by design (docs/errors.md)")
     methods: dict[str, Callable[..., Any]] = {"init": env.init, "reset": env.reset, "step": env.step}
@@ -99,7 +100,7 @@ def check_pure(probe: Probe) -> None:
     suspects: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
         ("the probe's rollout (init, step, reset, space samples)", probe.run, keys)
     ]
-    if env.num_envs is None:  # the programs a user gets by vmapping the env themselves (the vmap check's program)
+    if env.num_envs is None and env.is_jax_native:  # what a user gets by vmapping the env (the vmap check's program)
         vmap_keys = (jax.random.split(jax.random.key(5), VMAP_KEYS),)
         suspects.append(("jax.vmap(init, step, reset)", probe.vmapped_first_steps, vmap_keys))
     for whole, fn, args in suspects:
@@ -115,7 +116,7 @@ def check_pure(probe: Probe) -> None:
         raise CheckFailure(
             f"the program of {culprit}; a JAX-native env's init, reset and step must be pure XLA (DESIGN §4)"
         )
-    if any(_checkable(s) for s in _leaves(env.action_space)):
+    if env.is_jax_native and any(_checkable(s) for s in _leaves(env.action_space)):
         # The opt-in hard stop must be seen: proves host_callbacks reads this program's lowering.
         # a new function, so jit traces it afresh (the env's own step may be in jit's cache already)
         args, before = _args(probe, None)["step"], env.validate_actions
@@ -153,6 +154,10 @@ def _differences(a: Any, b: Any, atol: float) -> int:
 
 def check_export(probe: Probe) -> None:
     """jax.export of the jitted step serializes and deserializes, and its call gives what env.step gives."""
+    if not probe.env.is_jax_native and probe.options.jit_refusal == "checked":
+        raise CheckSkipped(
+            "a host environment's programs name this process's live environments: jax.export does not apply"
+        )
     env = _jax_native(probe, "jax.export (a host callback cannot be exported)")
     if not probe.options.export:
         raise CheckSkipped("Options(export=False): the plugin turned the export check off for this env")

@@ -52,7 +52,8 @@ class Options:
             it then reports SKIPPED, saying so.
         jit_refusal: How a host env refuses an invalid action inside ``jit``: ``"raise"``, from its host
             callback; ``"checked"``, under ``envhub.checked`` only (a host env whose compiled step has no
-            host callback, e.g. ALE's XLA calls: plain ``jit`` cannot raise there).
+            host callback, e.g. ALE's XLA calls: plain ``jit`` cannot raise there); the ``pure`` check then
+            applies to it too.
     """
 
     num_steps: int = 200

@@ -231,6 +231,7 @@ def test_kwargs():
     with pytest.raises(EnvKwargsError, match="autoreset_mode"):
         envhub.make("ale/Pong-v5", autoreset_mode="NextStep")
     assert envhub.make("ale/Pong-v5").metadata["time_limit"] == 27_000  # v5: 108000 frames
+    assert "no Python callback" in envhub.make("ale/Pong-v5").metadata["runs_on"]  # envhub info's line
     assert envhub.make("ale/Pong-v5", frameskip=2, max_num_frames_per_episode=14).metadata["time_limit"] == 7
 
 

@@ -112,6 +112,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
     @property
     def metadata(self) -> dict[str, Any]:
         return {
+            "runs_on": "host (CPU: ALE's C++ threads, stepped through ALE's XLA FFI calls, no Python callback)",
             "autoreset": "same-step (ALE's partial reset of the ended emulators, in the same XLA program)",
             "time_limit": self.max_episode_steps,
             "ale": {k: self.kwargs[k] for k in sorted(self.kwargs)},
