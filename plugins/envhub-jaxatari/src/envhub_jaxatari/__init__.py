@@ -27,6 +27,7 @@ ENVHUB_API = 1
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
     "*": {"time_limit_kwarg": "max_episode_steps", "keys_matter": False},
     "amidar": {"reset_obs_can_repeat": True},
+    "beamrider": {"reset_obs_can_repeat": True},  # no object moves in its first 10 steps (measured)
 }
 
 
