@@ -67,7 +67,8 @@ jax.tree_util.register_dataclass(AleState, data_fields=["handle", "version", "el
 
 
 class AleEnvironment(Environment[AleState, Any, Any]):
-    """``num_envs`` (or one) ALE emulators of ``game`` (ALE's snake_case ROM id); see the module docstring."""
+    """ALE's own C++ vector env of ``num_envs`` emulators (or one), stepped through ALE's XLA FFI calls with no Python
+    callback; same-step resets by ALE's partial reset. ``game`` is ALE's snake_case ROM id; see the module docstring."""
 
     is_jax_native = False  # the emulators live in this process: no vmap over states, states are used once
     render_modes = ("rgb_array",)
