@@ -4,22 +4,8 @@ import json
 import subprocess
 import sys
 
-IN_REPO = (
-    "gymnax",
-    "gymnasium",
-    "envpool",
-    "brax",
-    "jumanji",
-    "craftax",
-    "xminigrid",
-    "playground",
-    "pgx",
-    "jaxmarl",
-    "ale",
-    "jaxatari",
-    "octax",
-    "factoriax",
-)
+from envhub.registry.plugin_api import IN_REPO_BACKENDS as IN_REPO  # tests/test_packaging.py checks it
+
 BACKENDS = (
     "gymnax",
     "gymnasium",

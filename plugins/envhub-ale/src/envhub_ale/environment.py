@@ -173,11 +173,14 @@ class AleEnvironment(Environment[AleState, Any, Any]):
             stepped = stepped._replace(truncated=(elapsed >= self.max_episode_steps) & ~stepped.terminated)
             done = stepped.terminated | stepped.truncated
             seeds = jnp.full((self._n,), -1, jnp.int32)  # the ended emulators continue their own random streams
-            handle, reset = jax.lax.cond(
-                done.any(), lambda: self._calls.reset_where(handle, stepped, done, seeds), lambda: (handle, stepped)
-            )
-            pick = lambda a, b: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-            return handle, (jax.tree.map(pick, reset, stepped), stepped)
+
+            def reset_ended() -> tuple[jax.Array, xla.Out]:  # only on a step where some episode ended
+                new_handle, reset = self._calls.reset_where(handle, stepped, done, seeds)
+                pick = lambda a, b: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
+                return new_handle, jax.tree.map(pick, reset, stepped)
+
+            handle, now = jax.lax.cond(done.any(), reset_ended, lambda: (handle, stepped))
+            return handle, (now, stepped)
 
         handle, (now, stepped), version = self._guarded(state, "step", valid, action, step)
         ts = TimeStep.transition(
@@ -200,8 +203,8 @@ class AleEnvironment(Environment[AleState, Any, Any]):
             cache[method] = jax.jit(getattr(self, f"_{method}"))
         return cache[method]
 
-    def _compiled_read(self) -> Any:
-        return self.__dict__.setdefault("_read", jax.jit(self._calls.read))
+    def _read(self, handle: jax.Array) -> tuple[jax.Array, xla.Out]:
+        return self._calls.read(handle)
 
     def _check_eagerly(self, state: AleState, op: str, valid: Any = True, action: Any = None) -> None:
         """Raise envhub's error for what the compiled guard would refuse (``_guarded``); change nothing."""
@@ -271,7 +274,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
 
     def _render(self, state: AleState, index: int | None) -> Any:
         self._check_eagerly(state, "render")
-        frames = np.asarray(self._compiled_read()(state.handle)[1].obs)[:, -1]  # each emulator's newest frame
+        frames = np.asarray(self._compiled("read")(state.handle)[1].obs)[:, -1]  # each emulator's newest frame
         frames = frames if frames.ndim == 4 else np.repeat(frames[..., None], 3, axis=-1)
         return frames[index] if index is not None else (frames[0] if self.num_envs is None else frames)
 
