@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
+import logging
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,22 +39,45 @@ def _api_pages_hook():
     return module
 
 
+class _Warnings(logging.Handler):
+    """Keeps mkdocs' warnings, to name them when the strict build aborts."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname}: {record.getMessage()}")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    """``mkdocs build --strict`` as its command runs it, in this process: the backends table's hook makes
+    one env of every backend, whose libraries this worker imported at collection (a subprocess spent
+    ~10 of its ~20 s importing them again)."""
     missing = _missing_docs_package()
     if missing is not None:
         pytest.skip(f"the docs build needs {missing}, which is not installed (uv pip install -e '.[docs]')")
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
+
     out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    logger, kept = logging.getLogger("mkdocs"), _Warnings()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)  # pymdownx.snippets reads paths from the working directory
+        patch.setenv("NO_MKDOCS_2_WARNING", "1")
+        patch.setattr(logger, "propagate", False)  # as the command: mkdocs' log is its own, not the root's
+        logger.addHandler(kept)
+        config = load_config(str(ROOT / "mkdocs.yml"), strict=True, site_dir=str(out))
+        config.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(config)
+        except Abort as exc:
+            pytest.fail(f"mkdocs build --strict failed: {exc}\n" + "\n".join(kept.lines))
+        finally:
+            config.plugins.on_shutdown()
+            logger.removeHandler(kept)
     return out
 
 
