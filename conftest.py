@@ -153,6 +153,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason="; ".join(missing)))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker (not a pytest this suite runs in a subprocess)
+        import atexit
+
+        atexit.register(_exit_without_teardown)
+
+
+def _exit_without_teardown() -> None:
+    """An xdist worker, done (its results sent to the controller), exits without the interpreter's
+    teardown and the exit handlers registered before the worker configured (jax's clean-up among them);
+    those of libraries imported later still run first. The controller waits for its workers to exit:
+    measured, 5-7 s at the end of a whole run before, 1.5 s with this."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Leave the imported modules out of every later garbage collection (see gc.set_threshold above)."""
     gc.collect()
