@@ -1,8 +1,8 @@
 """Side virtual environments: CI's jobs that need other library versions than the main test venv.
 
-The gymnasium plugin at both ends of its range and SB3 with CPU torch each make a fresh venv with uv
-(``side_venv``) and run a subprocess in it, so they run inside the one pytest command of ``.ci/run``
-(the release job makes its own, under ``tmp_path``). They need the package index
+The gymnasium plugin at both ends of its range, SB3 with CPU torch and the release job (three venvs of
+built wheels) each make a fresh venv with uv (``side_venv``) and run subprocesses in it, so they run
+inside the one pytest command of ``.ci/run``. They need the package index
 (``-m "not release and not side_venv"`` offline).
 
 A side venv is made afresh on every run, but at a fixed place in the user cache
