@@ -160,3 +160,32 @@ def envhub_random_rollout(env: Any, steps: int) -> Callable[[jax.Array], tuple[j
         return total, ends
 
     return run
+
+
+def raw_random_rollout(
+    reset: Callable[[jax.Array], Any],
+    step: Callable[[jax.Array, Any, jax.Array], tuple[Any, jax.Array, jax.Array]],
+    num_envs: int,
+    num_actions: int,
+    steps: int,
+) -> Callable[[jax.Array], tuple[jax.Array, jax.Array]]:
+    """``run(key)``: the library's side of a comparison, the loop of ``envhub_random_rollout``: ``reset(keys)``
+    gives the batched state, then ``steps`` steps of ``step(key, state, actions) -> (state, reward, done)``
+    (the library's batched step and its auto-reset; ``key`` is the step's second key) with uniformly random
+    actions in one ``lax.scan``; returns the summed reward and the number of episode ends."""
+
+    def run(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        init_key, key = jax.random.split(key)
+        state = reset(jax.random.split(init_key, num_envs))
+
+        def body(carry: Any, key: jax.Array) -> tuple[Any, None]:
+            state, total, ends = carry
+            action_key, step_key = jax.random.split(key)
+            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
+            state, reward, done = step(step_key, state, action)
+            return (state, total + reward.sum(), ends + done.sum()), None
+
+        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
+        return total, ends
+
+    return run

@@ -20,7 +20,7 @@ import argparse
 
 import jax
 import jax.numpy as jnp
-from _timing import comparison_row, first_call_seconds, interleaved_medians, write_json
+from _timing import comparison_row, first_call_seconds, interleaved_medians, raw_random_rollout, write_json
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
@@ -33,22 +33,11 @@ def raw_craftax_rollout(name: str, num_envs: int, steps: int):
     reset = jax.vmap(env.reset, in_axes=(0, None))
     step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
 
-    @jax.jit
-    def run(key):
-        init_key, key = jax.random.split(key)
-        _, state = reset(jax.random.split(init_key, num_envs), params)
+    def step_all(key, state, actions):
+        _, state, reward, done, _ = step(jax.random.split(key, num_envs), state, actions, params)
+        return state, reward, done
 
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            actions = jax.random.randint(action_key, (num_envs,), 0, env.num_actions)
-            _, state, reward, done, _ = step(jax.random.split(step_key, num_envs), state, actions, params)
-            return (state, total + reward.sum(), ends + done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, jnp.float32(0), 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return jax.jit(raw_random_rollout(lambda keys: reset(keys, params)[1], step_all, num_envs, env.num_actions, steps))
 
 
 def cond_reset_craftax_rollout(name: str, num_envs: int, steps: int, chunk: int | None = None):

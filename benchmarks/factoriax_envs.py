@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import jax
-from _timing import comparison_cli, envhub_random_rollout
+from _timing import comparison_cli, envhub_random_rollout, raw_random_rollout
 from factoriax.engine.envs.registry import make as factoriax_make
 
 import envhub
@@ -32,25 +32,16 @@ LIMIT = 40
 def raw_factoriax_rollout(name: str, num_envs: int, steps: int):
     env, params = factoriax_make(name)  # auto_reset=True: factoriax's AutoResetWrapper
     params = params.replace(max_timesteps=LIMIT)
-    num_actions = env.action_space(params).n
     reset = jax.vmap(env.reset_env, in_axes=(0, None))
     step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
 
-    def run(key):
-        init_key, key = jax.random.split(key)
-        _, state = reset(jax.random.split(init_key, num_envs), params)
+    def step_all(key, state, action):
+        _, state, reward, done, _ = step(jax.random.split(key, num_envs), state, action, params)
+        return state, reward, done
 
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
-            _, state, reward, done, _ = step(jax.random.split(step_key, num_envs), state, action, params)
-            return (state, total + reward.sum(), ends + done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return raw_random_rollout(
+        lambda keys: reset(keys, params)[1], step_all, num_envs, env.action_space(params).n, steps
+    )
 
 
 def envhub_rollout(name: str, num_envs: int, steps: int):

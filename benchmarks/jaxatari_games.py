@@ -21,11 +21,11 @@ import tempfile
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
-from _timing import comparison_cli, envhub_random_rollout
+from _timing import comparison_cli, envhub_random_rollout, raw_random_rollout
 from jaxtari.paths import ownership_or_alt_markers_present
 
 import envhub
+from envhub.core.tree import select
 
 GAMES = "pong,freeway,breakout,seaquest,kangaroo"
 PLACEHOLDERS = not ownership_or_alt_markers_present()
@@ -46,27 +46,12 @@ def raw_jaxtari_rollout(name: str, num_envs: int, steps: int):
 
     game = jaxtari.make(name)
     reset, step = jax.vmap(game.reset), jax.vmap(game.step)
-    num_actions = int(game.action_space().n)
 
-    def run(key):
-        init_key, key = jax.random.split(key)
-        _, state = reset(jax.random.split(init_key, num_envs))
+    def step_all(reset_key, state, action):
+        _, state, reward, done, _ = step(state, action)
+        return select(done, reset(jax.random.split(reset_key, num_envs))[1], state), reward, done
 
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, reset_key = jax.random.split(key)
-            action = jax.random.randint(action_key, (num_envs,), 0, num_actions)
-            _, state, reward, done, _ = step(state, action)
-            _, fresh = reset(jax.random.split(reset_key, num_envs))
-            state = jax.tree.map(
-                lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
-            )
-            return (state, total + reward.sum(), ends + done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return raw_random_rollout(lambda keys: reset(keys)[1], step_all, num_envs, int(game.action_space().n), steps)
 
 
 def envhub_rollout(name: str, num_envs: int, steps: int):

@@ -18,10 +18,10 @@ from __future__ import annotations
 import importlib.metadata
 
 import jax
-import jax.numpy as jnp
-from _timing import comparison_cli, envhub_random_rollout
+from _timing import comparison_cli, envhub_random_rollout, raw_random_rollout
 
 import envhub
+from envhub.core.tree import select
 
 # A paddle game, a puzzle, a level of a family, a shooter with a startup, and the longest startup (blinky).
 GAMES = "brix,pong,tetris,cavern1,space_flight1,airplane,blinky"
@@ -36,24 +36,12 @@ def raw_octax_rollout(name: str, num_envs: int, steps: int):
     game, _ = create_environment(name)
     reset, step = jax.vmap(game.reset), jax.vmap(game.step)
 
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state, _, _ = reset(jax.random.split(init_key, num_envs))
+    def step_all(reset_key, state, action):
+        state, _, reward, terminated, truncated, _ = step(state, action)
+        done = terminated | truncated
+        return select(done, reset(jax.random.split(reset_key, num_envs))[0], state), reward, done
 
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, reset_key = jax.random.split(key)
-            action = jax.random.randint(action_key, (num_envs,), 0, game.num_actions)
-            state, _, reward, terminated, truncated, _ = step(state, action)
-            done = terminated | truncated
-            fresh, _, _ = reset(jax.random.split(reset_key, num_envs))
-            state = jax.tree.map(lambda f, s: jnp.where(done.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, state)
-            return (state, total + reward.sum(), ends + done.sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return raw_random_rollout(lambda keys: reset(keys)[0], step_all, num_envs, game.num_actions, steps)
 
 
 def envhub_rollout(name: str, num_envs: int, steps: int):
