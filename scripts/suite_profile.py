@@ -45,7 +45,8 @@ def samples(lines: Iterable[str]) -> Iterator[tuple[list[str], int]]:
     (``python -c`` scripts): such a record spans several lines, joined back here."""
     record = ""
     for line in lines:
-        record = f"{record}\\n{line.rstrip(chr(10))}" if record else line.rstrip("\n")
+        line = line.rstrip("\n")
+        record = record + "\\n" + line if record else line  # the newline kept visible, as two characters
         match = _COUNT.search(record)
         if match and " (" in record.rsplit(";", 1)[-1]:  # ends in a code frame, then the count
             yield record[: match.start()].split(";"), int(match.group(1))
