@@ -184,7 +184,7 @@ def test_smax_wins_and_losses_are_terminated_the_limit_truncated_masks_are_jaxma
     assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
     assert_trees_equal(ts.info["agent_done"], {a: dones[a] for a in env.agents})
-    masks = jax.vmap(jax.vmap(raw.get_avail_actions))(after)
+    masks = jax.jit(jax.vmap(jax.vmap(raw.get_avail_actions)))(after)  # one program, not one per operation
     assert_trees_equal({a: ts.final_obs[a]["legal_action_mask"] for a in env.agents}, masks)
     alive = np.asarray(after.state.unit_alive)
     wiped = ~alive[..., :3].any(-1) | ~alive[..., 3:].any(-1)
@@ -201,7 +201,7 @@ def test_hanabi_ends_are_terminations_with_jaxmarl_legal_moves():
     (obs, after, rewards, dones, _), first = compiled_side_by_side(env, raw, before, keys, actions)
     assert_trees_equal(own_obs(env, ts.final_obs), {a: obs[a] for a in env.agents})
     assert_trees_equal(ts.reward, {a: rewards[a] for a in env.agents})
-    legal = jax.vmap(jax.vmap(raw.get_legal_moves))(after)
+    legal = jax.jit(jax.vmap(jax.vmap(raw.get_legal_moves)))(after)  # one program, not one per operation
     assert_trees_equal({a: ts.final_obs[a]["legal_action_mask"] for a in env.agents}, legal)
     done = np.asarray(dones["__all__"])
     assert done.any()
