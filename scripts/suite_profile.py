@@ -13,8 +13,9 @@ to jaxpr), ``execute`` (running a compiled program), else ``other`` (the tests' 
 environments' steps, pytest). Work outside Python (uv, XLA's threads, the kernel) is not sampled: compare
 the total with ``time``'s user + sys.
 
-Three tables: CPU seconds by process, by test function (the worker's frame that pytest called; a kit
-check's name for the conformance kit), and by subprocess command.
+Three tables: CPU seconds by process, by test function (the worker's frame that pytest called; a kit check's
+name for the conformance kit), and by subprocess command. A profile recorded without ``--subprocesses`` (say
+of ``pytest -p no:xdist``) has no process frames: all of it is counted as one worker.
 """
 
 from __future__ import annotations

@@ -50,6 +50,13 @@ def test_samples_are_summed_by_process_test_and_kind():
     assert command.startswith("/v/bin/python -c\\nimport jax")
 
 
+def test_a_profile_without_process_frames_is_one_worker():
+    raw = [f"{TEST};trace_to_jaxpr (jax/p.py:1) 3\n", "main (a.py:1) 2\n"]
+    tables = suite_profile.profile(raw)
+    assert {row: dict(c) for row, c in tables["process"].items()} == {"worker": {"trace": 3, "other": 2, "all": 5}}
+    assert tables["test"]["test_steps"] == {"trace": 3, "all": 3}
+
+
 def test_the_report_is_in_seconds_at_the_sampling_rate(tmp_path, capsys):
     raw = tmp_path / "suite.raw"
     raw.write_text(RAW)
