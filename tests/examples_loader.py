@@ -1,4 +1,4 @@
-"""Load a script of examples/ as a module, for the example tests (the examples are scripts, not a package)."""
+"""Load a script of the repository (examples/, scripts/, docs hooks: scripts, not a package) as a module, for its tests."""
 
 from __future__ import annotations
 
@@ -11,15 +11,21 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-@functools.cache
-def load_example(name: str):
-    """``examples/<name>.py`` as the module ``envhub_example_<name>`` (registered in ``sys.modules``, where
-    dataclasses look their module up)."""
-    spec = importlib.util.spec_from_file_location(f"envhub_example_{name}", EXAMPLES / f"{name}.py")
+def load_file(path: Path, name: str):
+    """The file ``path`` run as the module ``name`` (registered in ``sys.modules``, where dataclasses look
+    their module up)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def load_example(name: str):
+    """``examples/<name>.py`` as the module ``envhub_example_<name>``."""
+    return load_file(EXAMPLES / f"{name}.py", f"envhub_example_{name}")
 
 
 def short_run(name: str, args: list[str], out: Path) -> dict:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from examples_loader import load_file
 from markdown_blocks import IN_REPO, NAMED_BACKEND, python_blocks
 
 import envhub
@@ -32,11 +33,7 @@ def _missing_docs_package() -> str | None:
 
 
 def _api_pages_hook():
-    spec = importlib.util.spec_from_file_location("api_pages", ROOT / "docs" / "hooks" / "api_pages.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "docs" / "hooks" / "api_pages.py", "api_pages")
 
 
 class _Warnings(logging.Handler):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from examples_loader import load_file
 
 import envhub
 
@@ -64,10 +64,7 @@ def test_plugins_share_the_version_and_require_the_core_range(plugin, tmp_path, 
 
 
 def test_version_script_finds_every_file_in_step():
-    spec = importlib.util.spec_from_file_location("version_script", ROOT / "scripts" / "version.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_file(ROOT / "scripts" / "version.py", "version_script")
     assert script.root_version() == envhub.__version__
     assert script.problems() == []
     assert len(script.stamped("0.2.0")) == 2 + len(PLUGINS)  # root pyproject, _version.py, every plugin
@@ -76,10 +73,7 @@ def test_version_script_finds_every_file_in_step():
 
 
 def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
-    spec = importlib.util.spec_from_file_location("build_release", ROOT / "scripts" / "build_release.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_file(ROOT / "scripts" / "build_release.py", "build_release")
     assert [p.name for p in script.PROJECTS[1:]] == [f"envhub-{b}" for b in IN_REPO]  # no plugins/_template
     assert script.PROJECTS[0] == ROOT and len(script.PROJECTS) == 1 + len(IN_REPO)
     words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 18: "eighteen"}

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from examples_loader import load_file
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("suite_profile", ROOT / "scripts" / "suite_profile.py")
-assert spec is not None and spec.loader is not None
-suite_profile = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(suite_profile)
+suite_profile = load_file(Path(__file__).resolve().parents[1] / "scripts" / "suite_profile.py", "suite_profile")
 
 CONTROLLER = 'process 10:".venv/bin/python -m pytest -n 2"'
 WORKER = 'process 11:"/v/bin/python -u -c import sys\nexec(eval(sys.stdin.readline()))"'
