@@ -1,8 +1,9 @@
-"""Interop: envhub environments as gymnasium (and PettingZoo) environments, and users' own env objects as envhub ones.
+"""Interop: envhub environments as gymnasium, PettingZoo and gymnax environments, and users' own env objects as envhub ones.
 
 gymnasium, gymnax and brax are imported inside the functions that need them, never by ``import
 envhub``. The exports (``gym_env``, ``gym_vector``) compile one call per step (``compiled``);
-``register_gymnasium`` (``registration``) makes every envhub id a gymnasium id.
+``register_gymnasium`` (``registration``) makes every envhub id a gymnasium id; ``to_gymnax``
+(``gymnax_export``) hands an env to gymnax code (rejax, PureJaxRL).
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ def from_brax(env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
     return _wrap_object("brax", env, **kwargs)
 
 
+def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[Any, Any]:
+    """Expose an unbatched single-agent JAX-native envhub env as a gymnax ``Environment``: ``(gymnax_env, params)``.
+
+    ``step_returns=6``: gymnax 1.0's ``(obs, state, reward, terminated, truncated, info)``; ``5``: the classic
+    ``(obs, state, reward, done, info)`` of rejax 0.1.3 and PureJaxRL (``envhub.interop.gymnax_export``).
+    """
+    from envhub.interop.gymnax_export import to_gymnax as export
+
+    return export(env, step_returns)
+
+
 def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
     """The backend ``prefix``'s ``wrap_object(env, **kwargs)`` (``envhub.plugin.WrapObject``), found through the registry.
 
@@ -49,6 +61,7 @@ __all__ = [
     "to_gymnasium",
     "to_gymnasium_space",
     "to_gymnasium_vector",
+    "to_gymnax",
     "to_pettingzoo_aec",
     "to_pettingzoo_parallel",
 ]

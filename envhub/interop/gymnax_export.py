@@ -1,0 +1,218 @@
+"""``to_gymnax``: an unbatched JAX-native envhub env as a gymnax ``Environment`` (rejax, PureJaxRL, gymnax code).
+
+gymnax's contract: ``reset(key, params) -> (obs, state)`` and ``step(key, state, action, params)``, which
+auto-resets in the same step (``obs`` is the next episode's first after an end). ``step_returns=6`` gives
+gymnax 1.0's ``(obs, state, reward, terminated, truncated, info)``, ``step_returns=5`` the classic
+``(obs, state, reward, done, info)`` of rejax 0.1.3 and PureJaxRL. Either way ``info`` holds envhub's
+``terminated``, ``truncated`` and the observation reached (``final_observation``, gymnax 1.0's key) beside
+the env's own info. The params given to ``step`` are the ones used: they go into the envhub state on every
+step, for the running episode and the next. Nothing is jitted here: gymnax code jits (and vmaps) itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub import spaces
+from envhub.core.arguments import single_agent_only
+from envhub.core.env import Environment
+from envhub.core.params import as_arrays, checked_params
+from envhub.errors import InvalidArgumentError, MissingDependencyError
+from envhub.native.state import JaxState
+from envhub.registry.plugin_api import compatible_core_range
+
+try:
+    from flax import struct
+    from gymnax.environments import environment as gymnax_environment
+    from gymnax.environments import spaces as gymnax_spaces
+except ImportError as exc:  # pragma: no cover - exercised when gymnax is absent
+    line = f'pip install "envhub[gymnax]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
+    raise MissingDependencyError("envhub.interop.to_gymnax", "gymnax", line) from exc
+
+#: ``max_steps_in_episode`` of an env without a time limit (evaluation loops then run to the episode's end).
+NO_LIMIT = 2**31 - 1
+
+
+@struct.dataclass
+class EnvhubGymnaxParams:
+    """The params of a gymnax export: the envhub env's own (``env.default_params``; ``None`` where it has none).
+
+    A pytree (vmap it, ``params.replace(env_params=...)``). ``max_steps_in_episode`` (read by rejax and
+    PureJaxRL) is ``env_params.max_steps_in_episode`` where the env's params hold its time limit (gymnax
+    envs), else the env's fixed time limit (``time_limit``, set by ``envhub.make``), else ``NO_LIMIT``.
+    """
+
+    env_params: Any = None
+    time_limit: int = struct.field(pytree_node=False, default=NO_LIMIT)
+
+    @property
+    def max_steps_in_episode(self) -> Any:
+        return getattr(self.env_params, "max_steps_in_episode", self.time_limit)
+
+
+class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unused-ignore]
+    """An unbatched JAX-native envhub env behind gymnax's ``Environment`` API (see the module docstring)."""
+
+    def __init__(self, env: Environment[Any, Any, Any], step_returns: int = 6):
+        self.env, self.step_returns = env, step_returns
+        self._action_space = to_gymnax_space(env.action_space, "action")
+        self._observation_space = to_gymnax_space(env.observation_space, "observation")
+        limit = env.metadata.get("time_limit")
+        self._default = EnvhubGymnaxParams(
+            None if env.default_params is None else as_arrays(env.default_params),
+            NO_LIMIT if limit is None else int(limit),
+        )
+
+    @property
+    def default_params(self) -> EnvhubGymnaxParams:
+        return self._default
+
+    @property
+    def name(self) -> str:
+        return self.env.id
+
+    @property
+    def num_actions(self) -> int:
+        space = self._action_space
+        return int(space.n) if isinstance(space, gymnax_spaces.Discrete) else int(np.prod(space.shape))
+
+    def action_space(self, params: Any = None) -> Any:
+        return self._action_space
+
+    def observation_space(self, params: Any = None) -> Any:
+        return self._observation_space
+
+    def reset(self, key: jax.Array, params: EnvhubGymnaxParams | None = None) -> tuple[Any, Any]:
+        """A new episode: ``(obs, state)``; ``state`` is the envhub env's."""
+        env_params = self._env_params(params)
+        state, ts = self.env.init(key) if env_params is None else self.env.init(key, params=env_params)
+        return ts.obs, state
+
+    def reset_env(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        return self.reset(key, params)
+
+    def step(
+        self, key: jax.Array, state: Any, action: Any, params: EnvhubGymnaxParams | None = None
+    ) -> tuple[Any, ...]:
+        """One step with same-step auto-reset: 6 values (gymnax 1.0) or 5 (``done``), as ``step_returns`` says."""
+        env_params = self._env_params(params)
+        if env_params is not None:
+            state = _with_params(state, checked_params(self.env.id, self.env.default_params, env_params, None))
+        state, ts = self.env.step(key, state, action)
+        info = {**ts.info, "terminated": ts.terminated, "truncated": ts.truncated, "final_observation": ts.final_obs}
+        if self.step_returns == 5:
+            return ts.obs, state, ts.reward, ts.done, info
+        return ts.obs, state, ts.reward, ts.terminated, ts.truncated, info
+
+    def step_env(self, key: jax.Array, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
+        raise NotImplementedError(
+            f"the gymnax export of {self.env.id!r} auto-resets inside step (envhub's same-step reset); call "
+            f"step(key, state, action, params): info['final_observation'] holds the observation reached."
+        )
+
+    def _env_params(self, params: EnvhubGymnaxParams | None) -> Any:
+        if params is None:
+            return self._default.env_params
+        if not isinstance(params, EnvhubGymnaxParams):
+            raise InvalidArgumentError(
+                f"params of the gymnax export of {self.env.id!r} must be an EnvhubGymnaxParams, got "
+                f"{type(params).__name__}: start from env.default_params, e.g. "
+                f"params.replace(env_params=params.env_params.replace(...))."
+            )
+        return params.env_params
+
+    def __repr__(self) -> str:
+        return f"EnvhubGymnaxEnv({self.env!r}, step_returns={self.step_returns})"
+
+
+def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[EnvhubGymnaxEnv, EnvhubGymnaxParams]:
+    """Expose an unbatched single-agent JAX-native envhub env as a gymnax ``Environment``: ``(env, params)``.
+
+    Raises:
+        InvalidArgumentError: ``env`` is batched, multi-agent or a host env; ``step_returns`` is not 5 or 6;
+            a space has no gymnax counterpart.
+    """
+    if step_returns not in (5, 6):
+        raise InvalidArgumentError(
+            f"to_gymnax(step_returns={step_returns!r}): give 6 for gymnax 1.0's (obs, state, reward, terminated, "
+            f"truncated, info) or 5 for the classic (obs, state, reward, done, info) of rejax 0.1.3 and PureJaxRL."
+        )
+    if env.num_envs is not None:
+        raise InvalidArgumentError(
+            f"to_gymnax needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs "
+            f"(gymnax code such as rejax and PureJaxRL vmaps env.reset and env.step itself)."
+        )
+    single_agent_only("to_gymnax", env, "use the PettingZoo export (envhub.interop.to_pettingzoo_parallel)")
+    if not env.is_jax_native:
+        raise InvalidArgumentError(
+            f"to_gymnax needs a JAX-native env; {env.id!r} runs on the host, and gymnax code calls reset whenever "
+            f"it likes (each would open host resources that nothing closes): use to_gymnasium_vector, or "
+            f"envhub.interop.sb3.to_sb3_vec_env, for host envs."
+        )
+    if env.default_params is not None:
+        _check_state_holds_params(env)
+    exported = EnvhubGymnaxEnv(env, step_returns)
+    return exported, exported.default_params
+
+
+def to_gymnax_space(space: spaces.Space, what: str = "observation") -> Any:
+    """The gymnax space of an envhub ``space``: ``Discrete`` (from 0, one int), ``Box``, ``Dict``/``Tuple`` of them.
+
+    An integer space that is not one ``Discrete`` from 0 becomes an integer ``Box`` with its inclusive bounds.
+    """
+    if isinstance(space, spaces.Discrete) and space.shape == () and space.start_value == 0:
+        if space.dtype == np.int32 or (space.dtype == np.int64 and jax.config.read("jax_enable_x64")):
+            return gymnax_spaces.Discrete(space.n, dtype=space.dtype)
+    if isinstance(space, spaces.MultiDiscrete):
+        low, high = space.start.astype(space.dtype), (space.start + space.nvec - 1).astype(space.dtype)
+        return gymnax_spaces.Box(low, high, space.shape, space.dtype)
+    if isinstance(space, spaces.Box):
+        return gymnax_spaces.Box(space.low.astype(space.dtype), space.high.astype(space.dtype), space.shape, space.dtype)
+    if isinstance(space, spaces.Tree):
+        return _tree(space.spaces, what)
+    raise InvalidArgumentError(
+        f"to_gymnax: the {what} space {space!r} has no gymnax counterpart (gymnax has Discrete, Box, Dict, Tuple)."
+    )
+
+
+def _tree(node: Any, what: str) -> Any:
+    if isinstance(node, spaces.Space):
+        return to_gymnax_space(node, what)
+    if isinstance(node, dict):
+        return gymnax_spaces.Dict({k: _tree(v, what) for k, v in node.items()})
+    if isinstance(node, (tuple, list)):
+        return gymnax_spaces.Tuple([_tree(v, what) for v in node])
+    raise InvalidArgumentError(
+        f"to_gymnax: the {what} space holds a {type(node).__name__} node; gymnax spaces nest only dicts and tuples."
+    )
+
+
+def _is_jax_state(x: Any) -> bool:
+    return isinstance(x, JaxState)
+
+
+def _with_params(state: Any, params: Any) -> Any:
+    """``state`` whose envhub ``JaxState`` (however deep in wrapper states) runs this and next episodes on ``params``."""
+    return jax.tree.map(
+        lambda s: dataclasses.replace(s, params=params, next_params=params) if _is_jax_state(s) else s,
+        state,
+        is_leaf=_is_jax_state,
+    )
+
+
+def _check_state_holds_params(env: Environment[Any, Any, Any]) -> None:
+    """Refuse an env whose state does not hold exactly one ``JaxState`` (where step's params go)."""
+    state = jax.eval_shape(env.init, jax.random.key(0))[0]
+    found = [x for x in jax.tree.leaves(state, is_leaf=_is_jax_state) if _is_jax_state(x)]
+    if len(found) != 1:
+        raise InvalidArgumentError(
+            f"to_gymnax: the state of {env.id!r} holds {len(found)} envhub JaxStates, not one, so the params given "
+            f"to step have no one place to go; export the env without the wrapper that hides it."
+        )
+
+
+__all__ = ["NO_LIMIT", "EnvhubGymnaxEnv", "EnvhubGymnaxParams", "to_gymnax", "to_gymnax_space"]
