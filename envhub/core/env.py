@@ -14,6 +14,7 @@ from envhub.core.checking import STRICT, check_values, checks_values_on_host, ou
 from envhub.core.checking import values_checked_by_caller as values_checked_by_caller
 from envhub.core.drawing import checked_frames, drawable_index
 from envhub.core.exporting import register_for_export
+from envhub.core.params import Bounds, checked_params
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
 from envhub.errors import ClosedEnvironmentError
@@ -90,32 +91,60 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         raise RenderError(self.id, "it has no HTML viewer (only brax has one)", "record to .gif or .mp4 instead")
 
     @property
+    def default_params(self) -> Any:
+        """This env's parameters as data (a pytree), from ``make``'s kwargs; ``None`` where it has none (docs/params.md)."""
+        return None
+
+    @property
+    def params_bounds(self) -> Bounds:
+        """``{leaf name: (low, high)}`` the values of params must lie in (checked on eager calls)."""
+        return {}
+
+    def _set_params(self, state: State, params: Any, where: jax.Array | None) -> State:
+        """``state`` whose next episodes (of the envs in ``where``) start with ``params``; only envs with params."""
+        raise NotImplementedError
+
+    @property
     def metadata(self) -> dict[str, Any]:
         """What ``envhub info`` shows beyond the spaces: ``time_limit``, ``library`` versions, backend notes."""
         return {}
 
     # --- the public API ----------------------------------------------------------------------
 
-    def init(self, key: jax.Array) -> tuple[State, TimeStep[Obs]]:
-        """Return a new ``(state, timestep)`` from scratch."""
+    def init(self, key: jax.Array, params: Any = None) -> tuple[State, TimeStep[Obs]]:
+        """Return a new ``(state, timestep)`` from scratch; ``params`` (default: ``default_params``) live in the state."""
         self._check_open("init")
-        out = self._init(key)
+        out = self._init(key) if params is None else self._init(key, params=self._checked(params))
         register_for_export(out)  # so jax.export can serialize programs over them (envhub.core.exporting)
         space = self.action_space
         if isinstance(space, spaces.Tree):
             register_for_export(space.treedef)
         return out
 
-    def reset(self, key: jax.Array, state: State, where: jax.Array | None = None) -> tuple[State, TimeStep[Obs]]:
+    def reset(
+        self, key: jax.Array, state: State, where: jax.Array | None = None, params: Any = None
+    ) -> tuple[State, TimeStep[Obs]]:
         """Return the first ``(state, timestep)`` of a new episode.
 
         ``where`` (bool, the batch shape) resets only those environments; the others keep their
         state, and their entries of the returned TimeStep are unspecified (merge them yourself).
+        ``params``: the new episodes' params (default: those ``set_params`` chose, else the state's).
         """
         self._check_open("reset")
+        given = {} if params is None else {"params": self._checked(params)}
         if where is None:
-            return self._reset(key, state)
-        return self._reset_where(key, state, jnp.asarray(where, jnp.bool_))
+            return self._reset(key, state, **given)
+        return self._reset_where(key, state, jnp.asarray(where, jnp.bool_), **given)
+
+    def set_params(self, state: State, params: Any, where: jax.Array | None = None) -> State:
+        """The ``state`` whose next episodes start with ``params`` (only the envs in ``where``, bool of the batch
+        shape): a curriculum's step between updates. Running episodes keep their params until they end."""
+        self._check_open("set_params")
+        checked = self._checked(params)
+        return self._set_params(state, checked, None if where is None else jnp.asarray(where, jnp.bool_))
+
+    def _checked(self, params: Any) -> Any:
+        return checked_params(self.id, self.default_params, params, self.num_envs, self.params_bounds)
 
     def _reset_where(self, key: jax.Array, state: State, where: jax.Array) -> tuple[State, TimeStep[Obs]]:
         """Reset only where ``where``; the default (for JAX-native envs) resets all and selects."""
@@ -235,55 +264,10 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 EnvT = TypeVar("EnvT", bound=Environment[Any, Any, Any])
 
 
-class SpacesOfOne:
-    """The spaces of one environment, given once (``_declare_spaces``), and of the batch (``num_envs``).
-
-    Mixed into ``JaxEnvironment`` and ``HostEnvironment`` ahead of ``Environment``.
-    """
-
-    num_envs: int | None
-    _spaces: dict[str, spaces.Space | None]
-
-    def _declare_spaces(self, observation_space: spaces.Space | None, action_space: spaces.Space | None) -> None:
-        self._spaces = {"observation": observation_space, "action": action_space}
-
-    @property
-    def single_observation_space(self) -> spaces.Space:
-        """Observation space of one environment of the batch."""
-        return self._declared("observation")
-
-    @property
-    def single_action_space(self) -> spaces.Space:
-        """Action space of one environment of the batch."""
-        return self._declared("action")
-
-    @property
-    def observation_space(self) -> spaces.Space:
-        """Space of ``ts.obs`` (batched when ``num_envs`` is set)."""
-        single = self.single_observation_space
-        return single if self.num_envs is None else single.batch(self.num_envs)
-
-    @property
-    def action_space(self) -> spaces.Space:
-        """Space of the ``action`` argument of ``step`` (batched when ``num_envs`` is set)."""
-        single = self.single_action_space
-        return single if self.num_envs is None else single.batch(self.num_envs)
-
-    def _declared(self, kind: str) -> spaces.Space:
-        space = self.__dict__.get("_spaces", {}).get(kind)
-        if space is None:
-            raise TypeError(
-                f"{type(self).__name__} must pass {kind}_space= to its base class's __init__ "
-                f"(or define single_{kind}_space)"
-            )
-        return space
-
-
 __all__ = [
     "STRICT",
     "Environment",
     "EnvT",
-    "SpacesOfOne",
     "checks_values_on_host",
     "validate_actions_value",
     "values_checked_by_caller",

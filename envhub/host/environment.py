@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.core.env import Environment, SpacesOfOne, checks_values_on_host
+from envhub.core.env import Environment, checks_values_on_host
+from envhub.core.spaces_of_one import SpacesOfOne
 from envhub.core.types import HostState, HostStep, TimeStep
 from envhub.errors import EnvhubError, RenderError
 from envhub.host.bridge import HostBridge

@@ -14,49 +14,33 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
 
 from envhub import spaces
-from envhub.core.arguments import positive_int
-from envhub.core.env import Environment, SpacesOfOne
-from envhub.core.kwargs import TIME_LIMIT_KWARG, Kwarg, time_limit_kwargs
+from envhub.core.env import Environment
+from envhub.core.spaces_of_one import SpacesOfOne
+from envhub.core.kwargs import TIME_LIMIT_KWARG
+from envhub.core.params import as_arrays, per_env
 from envhub.core.tree import select
 from envhub.core.types import JaxStep, TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.native import resets
+from envhub.native.state import JaxState
+from envhub.native.kwargs import RESET_MODES, check_arguments, jax_kwargs, take_time_limit
 
 S = TypeVar("S")
 Obs = TypeVar("Obs")
 Action = TypeVar("Action")
 
-RESET_MODES = ("real", "cached")
-
-
-@dataclasses.dataclass(frozen=True)
-class JaxState(Generic[S]):
-    """The state of a ``JaxEnvironment`` (every leaf leads with ``num_envs`` when batched).
-
-    Attributes:
-        env: The backend's own state.
-        steps: int32 steps taken in the current episode.
-        first: ``reset_mode="cached"`` only: ``(env, obs)`` every episode restarts from; else ``None``.
-        spares: ``reset_spares`` only: spare initial ``(env, obs)`` pairs (``envhub.native.resets.Spares``); else ``None``.
-    """
-
-    env: S
-    steps: jax.Array
-    first: Any = None
-    spares: Any = None
-
-
-jax.tree_util.register_dataclass(JaxState, data_fields=["env", "steps", "first", "spares"], meta_fields=[])
-
 
 class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
     """Base of JAX-native backends: implement ``_reset_one`` and ``_step_one``, and give the spaces.
+
+    A backend with parameters as data also overrides ``default_params`` (and may give ``params_bounds``);
+    its ``_reset_one``, ``_step_one`` and ``_restart_one`` then take one env's params as a last argument.
 
     Args:
         observation_space: The observation space of one environment (or define the
@@ -85,7 +69,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         reset_spares: bool | None = None,
         reset_chunk: int | None = None,
     ):
-        _check_arguments(num_envs, max_episode_steps, reset_mode, reset_chunk)
+        check_arguments(num_envs, max_episode_steps, reset_mode, reset_chunk)
         self._declare_spaces(observation_space, action_space)
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
@@ -106,13 +90,14 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _step_one(self, key: jax.Array, state: S, action: Action) -> JaxStep:
         """One environment's step, without auto-reset and without the base's time limit."""
 
-    def _restart_one(self, key: jax.Array, state: S) -> tuple[S, Obs]:
-        """The auto-reset of one environment whose episode ended in ``state``; default ``_reset_one(key)``.
+    def _restart_one(self, key: jax.Array, state: S, *params: Any) -> tuple[S, Obs]:
+        """The auto-reset of one environment whose episode ended in ``state``; default ``_reset_one(key)``
+        (``_reset_one(key, params)`` for a backend with params).
 
         Override it when something outlives an episode (e.g. cumulative counters); spare initial
         states cannot depend on the old state, so an override turns ``reset_spares`` off.
         """
-        return self._reset_one(key)
+        return self._reset_one(key, *params)
 
     # --- metadata -----------------------------------------------------------------------------
 
@@ -127,14 +112,29 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
     # --- the envhub API: called eagerly, one compiled program per method; traced, inlined -------
 
-    def _init(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
-        return self._compiled_if_eager(self._init_traced, key)
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._init_traced, key, self._state_params(params))
 
-    def _reset(self, key: jax.Array, state: JaxState[S]) -> tuple[JaxState[S], TimeStep[Obs]]:
-        return self._compiled_if_eager(self._reset_traced, key, state)
+    def _reset(self, key: jax.Array, state: JaxState[S], params: Any = None) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._reset_traced, key, state, self._given(params))
 
-    def _reset_where(self, key: jax.Array, state: JaxState[S], where: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
-        return self._compiled_if_eager(self._reset_where_traced, key, state, where)
+    def _reset_where(
+        self, key: jax.Array, state: JaxState[S], where: jax.Array, params: Any = None
+    ) -> tuple[JaxState[S], TimeStep[Obs]]:
+        return self._compiled_if_eager(self._reset_where_traced, key, state, where, self._given(params))
+
+    def _set_params(self, state: JaxState[S], params: Any, where: jax.Array | None) -> JaxState[S]:
+        if self.reset_mode == "cached":
+            raise InvalidArgumentError(
+                f"set_params on {self.id!r}: reset_mode='cached' restarts every episode from the state cached at "
+                f"init, so new params could not reach the next episodes; pass them to env.reset(key, state, params=...)."
+            )
+        new = self._state_params(params)
+        every = where is None
+        spares = state.spares if state.spares is None else resets.stale_spares(state.spares, where)
+        return dataclasses.replace(
+            state, next_params=new if every else select(where, new, state.next_params), spares=spares
+        )
 
     def _step(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         return self._compiled_if_eager(self._step_traced, key, state, action)
@@ -165,40 +165,48 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
             jits[name] = jax.jit(getattr(self, name))
         return jits[name]
 
-    def _init_traced(self, key: jax.Array) -> tuple[JaxState[S], TimeStep[Obs]]:
-        env, obs = self._map(self._fresh, key, chunk=self.reset_chunk)
+    def _init_traced(self, key: jax.Array, params: Any) -> tuple[JaxState[S], TimeStep[Obs]]:
+        env, obs = self._map(self._fresh, key, params, chunk=self.reset_chunk)
         steps = jnp.zeros(self._batch, jnp.int32)
         first = (env, obs) if self.reset_mode == "cached" else None
-        spares = resets.no_spares((env, obs)) if self.reset_spares else None
-        return JaxState(env, steps, first, spares), self._first_timestep(obs, key, env)
+        spares = resets.no_spares((env, obs), own=params is not None) if self.reset_spares else None
+        return JaxState(env, steps, first, spares, params, params), self._first_timestep(obs, key, env, params)
 
-    def _reset_traced(self, key: jax.Array, state: JaxState[S]) -> tuple[JaxState[S], TimeStep[Obs]]:
-        if self.reset_mode == "cached":
+    def _reset_traced(self, key: jax.Array, state: JaxState[S], params: Any) -> tuple[JaxState[S], TimeStep[Obs]]:
+        if self.reset_mode == "cached" and params is None:
             env, obs = state.first
             return dataclasses.replace(state, env=env, steps=jnp.zeros_like(state.steps)), self._first_timestep(
-                obs, key, env
+                obs, key, env, state.params
             )
-        new, ts = self._init_traced(key)
-        return dataclasses.replace(new, spares=state.spares), ts  # the spares stay: they are still unused
+        new, ts = self._init_traced(key, state.next_params if params is None else params)
+        spares = state.spares if params is None or state.spares is None else resets.stale_spares(state.spares, None)
+        return dataclasses.replace(new, spares=spares), ts  # unless params changed, the spares are still unused
 
     def _reset_where_traced(
-        self, key: jax.Array, state: JaxState[S], where: jax.Array
+        self, key: jax.Array, state: JaxState[S], where: jax.Array, params: Any
     ) -> tuple[JaxState[S], TimeStep[Obs]]:
-        new, ts = self._reset_traced(key, state)
+        new, ts = self._reset_traced(key, state, params)
+        keep = ("first", "params", "next_params") if params is not None else ()
         return dataclasses.replace(
-            state, env=select(where, new.env, state.env), steps=jnp.where(where, 0, state.steps)
+            state,
+            env=select(where, new.env, state.env),
+            steps=jnp.where(where, 0, state.steps),
+            spares=state.spares if params is None or state.spares is None else resets.stale_spares(state.spares, where),
+            **{name: select(where, getattr(new, name), getattr(state, name)) for name in keep},
         ), ts
 
     def _step_traced(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         step_key, reset_key = jax.random.split(key)  # as gymnax: gymnax envs match their own step
-        out = _strong(self._map(self._traced_once("_step_one"), step_key, state.env, action))
+        out = _strong(self._map(self._one("_step_one"), step_key, state.env, action, state.params))
         steps = state.steps + 1
         truncated = jnp.asarray(out.truncated, jnp.bool_)
         if self.max_episode_steps is not None:
             truncated = truncated | (steps >= self.max_episode_steps)
         ts = TimeStep.transition(out.obs, out.reward, out.terminated, truncated, out.obs, out.info)
         (env, obs), spares = self._auto_reset(reset_key, ts.done, (out.state, out.obs), state)
-        return JaxState(env, jnp.where(ts.done, 0, steps), state.first, spares), ts.replace(obs=obs)
+        params = state.params if state.params is None else select(ts.done, state.next_params, state.params)
+        new = JaxState(env, jnp.where(ts.done, 0, steps), state.first, spares, params, state.next_params)
+        return new, ts.replace(obs=obs)
 
     # --- the machinery -----------------------------------------------------------------------
 
@@ -212,68 +220,58 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
             return fn(key, *args)
         return resets.vmap_in_chunks(fn, chunk)(jax.random.split(key, self.num_envs), *args)
 
-    def _fresh(self, key: jax.Array) -> tuple[S, Obs]:
-        return _strong(self._traced_once("_reset_one")(key))
+    def _one(self, name: str) -> Any:
+        """The backend's method ``name`` (traced once) taking one env's params last, given only to backends with params."""
+        method = self._traced_once(name)
+        return lambda *args: method(*args) if args[-1] is not None else method(*args[:-1])
+
+    def _state_params(self, params: Any) -> Any:
+        """Checked ``params`` (``None``: the defaults) as a state keeps them: arrays, leading with ``num_envs``."""
+        default = self.default_params
+        if default is None:
+            return None
+        return per_env(default, as_arrays(default) if params is None else params, self.num_envs)
+
+    def _given(self, params: Any) -> Any:
+        return None if params is None else self._state_params(params)
+
+    def _fresh(self, key: jax.Array, params: Any) -> tuple[S, Obs]:
+        return _strong(self._one("_reset_one")(key, params))
 
     def _auto_reset(self, key: jax.Array, done: jax.Array, reached: Any, state: JaxState[S]) -> tuple[Any, Any]:
         """``(env, obs)`` after the same-step reset of the environments that are done, and the spares left."""
         if self.reset_mode == "cached":
             return select(done, state.first, reached), state.spares
+        nxt, chunk = state.next_params, self.reset_chunk
+        if self.reset_spares and nxt is not None:  # each env's spare is made with its own next params
+            return resets.reset_from_own_spares(self._fresh, key, done, reached, state.spares, nxt, chunk)
         if self.reset_spares:
-            return resets.reset_from_spares(self._fresh, key, done, reached, state.spares, self.reset_chunk)
-        restart = lambda k, reached: _strong(self._traced_once("_restart_one")(k, reached[0]))  # noqa: E731
-        reset = lambda k, d, r: resets.reset_if_done(restart, k, d, r, self.reset_chunk)  # noqa: E731
-        return self._map(reset, key, done, reached), None
+            fresh = lambda k: self._fresh(k, None)  # noqa: E731
+            return resets.reset_from_spares(fresh, key, done, reached, state.spares, chunk)
 
-    def _first_timestep(self, obs: Obs, key: jax.Array, env: S) -> TimeStep[Obs]:
-        info, reward = self._step_shapes(key, env)
+        def restart(k: jax.Array, reached_and_params: Any) -> Any:
+            (env, _), params = reached_and_params
+            return _strong(self._one("_restart_one")(k, env, params)), params
+
+        reset = lambda k, d, r, p: resets.reset_if_done(restart, k, d, (r, p), chunk)[0]  # noqa: E731
+        return self._map(reset, key, done, reached, nxt), None
+
+    def _first_timestep(self, obs: Obs, key: jax.Array, env: S, params: Any) -> TimeStep[Obs]:
+        info, reward = self._step_shapes(key, env, params)
         zero_info = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), info)
         return TimeStep.first(obs, zero_info, self._batch, reward=reward if self.agents else None)
 
-    def _step_shapes(self, key: jax.Array, env: S) -> tuple[Any, Any]:
+    def _step_shapes(self, key: jax.Array, env: S, params: Any) -> tuple[Any, Any]:
         """The shapes of a step's ``info`` and ``reward``, so init, reset and step share one pytree structure."""
         if self._step_out_shapes is None:
 
-            def info_and_reward(k: jax.Array, e: S, a: Action) -> tuple[Any, Any]:
-                out = self._map(self._traced_once("_step_one"), k, e, a)
+            def info_and_reward(k: jax.Array, e: S, a: Action, p: Any) -> tuple[Any, Any]:
+                out = self._map(self._one("_step_one"), k, e, a, p)
                 return _strong((out.info, out.reward))
 
             action = self.action_space.sample(jax.random.key(0))
-            self._step_out_shapes = jax.eval_shape(info_and_reward, key, env, action)
+            self._step_out_shapes = jax.eval_shape(info_and_reward, key, env, action, params)
         return self._step_out_shapes
-
-
-def take_time_limit(kwargs: dict[str, Any], native: str, default: Any) -> Any:
-    """Pop the time limit from make ``kwargs``: ``max_episode_steps``, or the backend's ``native`` name (an alias).
-
-    Raises:
-        InvalidArgumentError: both names were given.
-    """
-    given = [name for name in (TIME_LIMIT_KWARG, native) if name in kwargs]
-    if len(given) == 2:
-        raise InvalidArgumentError(
-            f"{TIME_LIMIT_KWARG}={kwargs[TIME_LIMIT_KWARG]!r} and {native}={kwargs[native]!r} both set the time limit; "
-            f"pass only {TIME_LIMIT_KWARG} ({native} is the backend's own name for it)."
-        )
-    return kwargs.pop(given[0]) if given else default
-
-
-def jax_kwargs(time_limit: int | None, native: str = "") -> dict[str, Kwarg]:
-    """The make kwargs this base owns, to declare for a backend built on it: the time limit (``native``: the
-    backend's own name, an alias), ``reset_mode`` and ``reset_spares``."""
-    return {
-        **time_limit_kwargs(time_limit, native),
-        "reset_mode": Kwarg(Literal["real", "cached"], "real", "'cached': every episode restarts from the first state"),
-        "reset_spares": Kwarg(bool | None, None, "batched real resets: keep spare initial states (default)"),
-    }
-
-
-def _check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any, reset_chunk: Any) -> None:
-    positive_int("num_envs", num_envs, none="one environment")
-    positive_int(TIME_LIMIT_KWARG, max_episode_steps, none="no limit")
-    if reset_mode not in RESET_MODES:
-        raise InvalidArgumentError(f"reset_mode={reset_mode!r}: use one of {RESET_MODES}.")
-    positive_int("reset_chunk", reset_chunk, none="all at once")
 
 
 def _strong(tree: Any) -> Any:

@@ -103,11 +103,52 @@ class Spares(Generic[S]):
 jax.tree_util.register_dataclass(Spares, data_fields=["states", "made", "era", "used"], meta_fields=[])
 
 
-def no_spares(states: S) -> Spares[S]:
-    """Spares shaped like ``states`` with none usable: the first step with an episode end fills them."""
+def no_spares(states: S, own: bool = False) -> Spares[S]:
+    """Spares shaped like ``states`` with none usable: the first step with an episode end fills them.
+
+    ``own=True``: for ``reset_from_own_spares`` (a row's spare is usable while ``made == era``).
+    """
     n = jax.tree.leaves(states)[0].shape[0]
     zeros = jnp.zeros(n, jnp.int32)
-    return Spares(states, zeros, zeros, jnp.full(n, n, jnp.int32))
+    return Spares(states, zeros - 1 if own else zeros, zeros, jnp.full(n, n, jnp.int32))
+
+
+def stale_spares(spares: Spares[S], where: jax.Array | None) -> Spares[S]:
+    """``spares`` with the rows in ``where`` (all when ``None``) unusable: made for params no longer wanted.
+
+    For ``reset_from_own_spares``; the next episode end of such a row refills the spares.
+    """
+    made = jnp.full_like(spares.made, -1) if where is None else jnp.where(where, -1, spares.made)
+    return dataclasses.replace(spares, made=made)
+
+
+def reset_from_own_spares(
+    reset_fn: Callable[[jax.Array, Any], S],
+    key: jax.Array,
+    done: jax.Array,
+    states: S,
+    spares: Spares[S],
+    rows: Any,
+    chunk: int | None = None,
+) -> tuple[S, Spares[S]]:
+    """As ``reset_from_spares``, but member ``i`` only takes row ``i``'s spare, made by ``reset_fn(key, rows[i])``.
+
+    For per-env parameters (``rows``: each member's next params), where a spare made for another member
+    would start an episode with the wrong params. A row's spare is usable while ``made == era``; when a
+    member that is done finds its own used, every row is refilled first, in one batched reset.
+    """
+    n = done.shape[0]
+    era = jnp.max(spares.era)
+
+    def refill() -> tuple[S, jax.Array, jax.Array]:
+        fresh = vmap_in_chunks(reset_fn, chunk)(jax.random.split(key, n), rows)
+        return fresh, jnp.full(n, era + 1, jnp.int32), era + 1
+
+    short = jnp.any(done & (spares.made != era))
+    pool, made, era = jax.lax.cond(short, refill, lambda: (spares.states, spares.made, era))
+    hand_out = lambda: (select(done, pool, states), jnp.where(done, -1, made))  # noqa: E731
+    new, made = jax.lax.cond(jnp.any(done), hand_out, lambda: (states, made))
+    return new, Spares(pool, made, jnp.full(n, era, jnp.int32), spares.used)
 
 
 def reset_from_spares(
@@ -163,4 +204,13 @@ def reset_done(
     return jax.vmap(lambda k, d, s: reset_if_done(lambda k, _: reset_fn(k), k, d, s, chunk))(keys, done, states)
 
 
-__all__ = ["Spares", "no_spares", "reset_done", "reset_from_spares", "reset_if_done", "vmap_in_chunks"]
+__all__ = [
+    "Spares",
+    "no_spares",
+    "reset_done",
+    "reset_from_own_spares",
+    "reset_from_spares",
+    "reset_if_done",
+    "stale_spares",
+    "vmap_in_chunks",
+]

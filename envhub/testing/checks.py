@@ -29,6 +29,7 @@ from envhub.testing.compare import (
     trees_close,
 )
 from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
+from envhub.testing.params_check import check_params
 from envhub.testing.probe import VMAP_KEYS, Probe, rollout_fn, space_names
 
 
@@ -274,6 +275,7 @@ CHECKS: dict[str, Callable[[Probe], None]] = {
     "refusal": check_refusal,
     "pure": check_pure,
     "export": check_export,
+    "params": check_params,
     "close": check_close,
 }
 

@@ -54,6 +54,10 @@ class Options:
             callback; ``"checked"``, under ``envhub.checked`` only (a host env whose compiled step has no
             host callback, e.g. ALE's XLA calls: plain ``jit`` cannot raise there); the ``pure`` check then
             applies to it too.
+        params: ``False`` skips the ``params`` check (it compiles init, step and reset once more) for this
+            env; it then reports SKIPPED, saying so.
+        params_variant: ``default_params -> other params`` the ``params`` check compares with the defaults
+            (default: every float leaf scaled by 1.25); for params whose effect a few steps would not show.
     """
 
     num_steps: int = 200
@@ -65,6 +69,8 @@ class Options:
     atol: float = 1e-5
     export: bool = True
     jit_refusal: str = "raise"
+    params: bool = True
+    params_variant: Callable[[Any], Any] | None = None
 
 
 def rollout_keys(

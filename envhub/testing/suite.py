@@ -213,6 +213,9 @@ class ConformanceTests:
     def test_export(self) -> None:
         self._run("export")
 
+    def test_params(self) -> None:
+        self._run("params")
+
     def test_close(self) -> None:
         self._run("close")
 

@@ -63,17 +63,30 @@ class Wrapper(Environment[Any, Any, Any]):
         self.env = env
         self._own_spaces: dict[str, spaces.Space] = {}
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self.env.init(key)
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self.env.init(key, params=params)
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return self.env.reset(key, state)
+    def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self.env.reset(key, state, params=params)
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return self.env.step(key, state, action)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self.env.reset(key, state, where=where)
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self.env.reset(key, state, where=where, params=params)
+
+    @property
+    def default_params(self) -> Any:
+        return self.env.default_params
+
+    @property
+    def params_bounds(self) -> Any:
+        return self.env.params_bounds
+
+    def _set_params(self, state: Any, params: Any, where: jax.Array | None) -> Any:
+        if not self.wraps_state:
+            return self.env.set_params(state, params, where)
+        return dataclasses.replace(state, env_state=self.env.set_params(state.env_state, params, where))
 
     def _render(self, state: Any, index: int | None) -> Any:
         return self.env.render(state.env_state if self.wraps_state else state, index)
@@ -142,16 +155,16 @@ class TimeStepWrapper(Wrapper):
     def _map(self, ts: TimeStep[Any]) -> TimeStep[Any]:
         raise NotImplementedError
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.init(key)
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.init(key, params=params)
         return state, self._map(ts)
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state)
+    def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state, params=params)
         return state, self._map(ts)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        state, ts = self.env.reset(key, state, where=where)
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        state, ts = self.env.reset(key, state, where=where, params=params)
         return state, self._map(ts)
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
@@ -185,16 +198,18 @@ class StatefulWrapper(Wrapper):
     def _started(self, env_state: Any, ts: TimeStep[Any], wrapper_state: Any) -> tuple[WrapperState, TimeStep[Any]]:
         return WrapperState(env_state, wrapper_state), self._show_first(wrapper_state, ts)
 
-    def _init(self, key: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        env_state, ts = self.env.init(key)
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[WrapperState, TimeStep[Any]]:
+        env_state, ts = self.env.init(key, params=params)
         return self._started(env_state, ts, self._episode_start(ts))
 
-    def _reset(self, key: jax.Array, state: WrapperState) -> tuple[WrapperState, TimeStep[Any]]:
-        env_state, ts = self.env.reset(key, state.env_state)
+    def _reset(self, key: jax.Array, state: WrapperState, params: Any = None) -> tuple[WrapperState, TimeStep[Any]]:
+        env_state, ts = self.env.reset(key, state.env_state, params=params)
         return self._started(env_state, ts, self._restart(state.wrapper_state, ts, None))
 
-    def _reset_where(self, key: jax.Array, state: WrapperState, where: jax.Array) -> tuple[WrapperState, TimeStep[Any]]:
-        env_state, ts = self.env.reset(key, state.env_state, where=where)
+    def _reset_where(
+        self, key: jax.Array, state: WrapperState, where: jax.Array, params: Any = None
+    ) -> tuple[WrapperState, TimeStep[Any]]:
+        env_state, ts = self.env.reset(key, state.env_state, where=where, params=params)
         return self._started(env_state, ts, self._restart(state.wrapper_state, ts, where))
 
 

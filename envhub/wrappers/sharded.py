@@ -55,14 +55,17 @@ class ShardedEnvironment(Wrapper):
 
         return jax.tree.map(pin, tree)
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.init(key))
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self._pin(self.env.init(key, params=params))
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.reset(key, self._pin(state)))
+    def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self._pin(self.env.reset(key, self._pin(state), params=params))
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return self._pin(self.env.reset(key, self._pin(state), where=where))
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        return self._pin(self.env.reset(key, self._pin(state), where=where, params=params))
+
+    def _set_params(self, state: Any, params: Any, where: jax.Array | None) -> Any:
+        return self._pin(self.env.set_params(self._pin(state), params, where))
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return self._pin(self.env.step(key, self._pin(state), self._pin(action)))

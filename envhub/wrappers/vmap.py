@@ -8,6 +8,7 @@ import jax
 import numpy as np
 
 from envhub.core.env import Environment
+from envhub.core.params import per_env
 from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.wrappers.base import Wrapper
@@ -31,20 +32,30 @@ class VmapEnvironment(Wrapper):
     def num_envs(self) -> int:  # type: ignore[override]
         return self._num_envs
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.init)(jax.random.split(key, self._num_envs))
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        init = lambda k, p: self.env.init(k, params=p)  # noqa: E731
+        return jax.vmap(init)(jax.random.split(key, self._num_envs), self._per_env(params))
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.reset)(jax.random.split(key, self._num_envs), state)
+    def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        reset = lambda k, s, p: self.env.reset(k, s, params=p)  # noqa: E731
+        return jax.vmap(reset)(jax.random.split(key, self._num_envs), state, self._per_env(params))
+
+    def _set_params(self, state: Any, params: Any, where: jax.Array | None) -> Any:
+        if where is None:
+            return jax.vmap(lambda s, p: self.env.set_params(s, p))(state, self._per_env(params))
+        return jax.vmap(lambda s, p, w: self.env.set_params(s, p, w))(state, self._per_env(params), where)
+
+    def _per_env(self, params: Any) -> Any:
+        return None if params is None else per_env(self.env.default_params, params, self._num_envs)
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array) -> tuple[Any, TimeStep[Any]]:
-        def reset_one(k: jax.Array, s: Any, w: jax.Array) -> tuple[Any, TimeStep[Any]]:
-            return self.env.reset(k, s, where=w)
+    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+        def reset_one(k: jax.Array, s: Any, w: jax.Array, p: Any) -> tuple[Any, TimeStep[Any]]:
+            return self.env.reset(k, s, where=w, params=p)
 
-        return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where)
+        return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where, self._per_env(params))
 
     def _render(self, state: Any, index: int | None) -> Any:
         if index is not None:

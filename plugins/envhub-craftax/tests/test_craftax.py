@@ -139,6 +139,21 @@ def test_params_and_kwargs_reach_craftax():
         envhub.make(f"craftax/{CLASSIC}", gravity=1.0)
 
 
+def test_params_are_data_per_env_and_checked():
+    """craftax's EnvParams are env.default_params; per-env values trace into the state (no compile: the
+    kit's params check is off for craftax, CHECK_OPTIONS says why); bad values get envhub's error."""
+    env = envhub.make(f"craftax/{CLASSIC}", num_envs=2, day_length=100)
+    default = env.default_params
+    assert default.day_length == 100
+    params = default.replace(day_length=jnp.array([50, 200]), spawn_cow_chance=0.5)
+    state, _ = jax.eval_shape(lambda k: env.init(k, params=params), jax.random.key(0))
+    assert state.params.day_length.shape == (2,) and state.params.spawn_cow_chance.dtype == jnp.float32
+    with pytest.raises(envhub.errors.InvalidArgumentError, match=r"params.spawn_cow_chance .* must be >= 0.0 and <= 1.0"):
+        env.init(jax.random.key(0), params=default.replace(spawn_cow_chance=1.5))
+    with pytest.raises(envhub.errors.InvalidArgumentError, match=r"params.day_length .* shape \(3,\)"):
+        env.init(jax.random.key(0), params=default.replace(day_length=jnp.array([1, 2, 3])))
+
+
 def test_batched_resets_generate_worlds_in_chunks_on_cpu():
     auto = envhub.make(f"craftax/{CLASSIC}", num_envs=4)
     expected = CPU_RESET_CHUNK if jax.default_backend() == "cpu" else None

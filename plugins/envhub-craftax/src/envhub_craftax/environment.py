@@ -19,6 +19,8 @@ from envhub_craftax.textures import use_user_texture_cache
 _NO_LIMIT = np.iinfo(np.int32).max
 # Worlds generated together on CPU: the fastest of 8/16/32/64 for 64 and 1024 envs (lax.map batches).
 CPU_RESET_CHUNK = 16
+# EnvParams fields that count steps: a day and an episode last at least one.
+_LENGTHS = ("max_timesteps", "day_length")
 
 
 class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
@@ -62,7 +64,6 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             )
         self.craftax_env, self.name = craftax_env, name
         self.params = base.replace(**{k: type(getattr(base, k))(v) for k, v in kwargs.items()})
-        self._params_without_limit = self.params.replace(max_timesteps=_NO_LIMIT)
         super().__init__(  # no time limit of the base's: craftax keeps its own (params.max_timesteps)
             observation_space=to_envhub_space(craftax_env.observation_space(self.params)),
             action_space=to_envhub_space(craftax_env.action_space(self.params)),
@@ -82,13 +83,26 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             "library": f"craftax {importlib.metadata.version('craftax')}",
         }
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        obs, state = self.craftax_env.reset_env(key, self.params)
+    @property
+    def default_params(self) -> Any:
+        """craftax's own ``EnvParams`` (with ``make``'s kwargs applied): mob health, spawn chances, day length..."""
+        return self.params
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """Chances lie in [0, 1]; healths, the day and the episode last at least 1."""
+        names = [f.name for f in dataclasses.fields(self.params)]
+        chances = {f"params.{n}": (0.0, 1.0) for n in names if n.endswith("_chance")}
+        at_least_one = {f"params.{n}": (1, None) for n in names if n.endswith("_health") or n in _LENGTHS}
+        return {**chances, **at_least_one}
+
+    def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        obs, state = self.craftax_env.reset_env(key, params)
         return state, obs
 
-    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
-        obs, state, reward, done, info = self.craftax_env.step_env(key, state, action, self.params)
-        terminated = self.craftax_env.is_terminal(state, self._params_without_limit)
+    def _step_one(self, key: jax.Array, state: Any, action: Any, params: Any) -> JaxStep:
+        obs, state, reward, done, info = self.craftax_env.step_env(key, state, action, params)
+        terminated = self.craftax_env.is_terminal(state, params.replace(max_timesteps=_NO_LIMIT))
         # craftax's discount is 0 at its time limit too; envhub's is 0 on a termination only.
         info = {**info, "discount": jnp.where(terminated, 0.0, 1.0).astype(jnp.float32)}
         truncated = truncated_unless_terminated(terminated, done)

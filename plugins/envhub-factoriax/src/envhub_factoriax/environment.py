@@ -73,8 +73,6 @@ class FactoriaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             **{k: v for k, v in kwargs.items() if k in fields},
             max_timesteps=NO_LIMIT if self.max_timesteps is None else self.max_timesteps,
         )
-        # The scenario's own end alone: is_terminal ORs it with a clock that never runs out here.
-        self._without_clock = self.params.replace(max_timesteps=NO_LIMIT)
         obs = jax.eval_shape(lambda k: self.factoriax_env.reset_env(k, self.params)[0], jax.random.key(0))
         # factoriax scales every channel into [0, 1]; a tile's ore only while it is at most BLOCK_MAX_RESOURCES.
         high = 1.0 if self.params.base_resources <= BLOCK_MAX_RESOURCES else np.inf
@@ -103,19 +101,37 @@ class FactoriaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             lambda one: np.asarray(renderer.jit_render_map(one)), jax.device_get(state.env), self.num_envs, index
         )
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        obs, state = self.factoriax_env.reset_env(key, self.params)
+    @property
+    def default_params(self) -> Any:
+        """factoriax's ``EnvParams`` of the scenario (with ``make``'s kwargs applied), as data."""
+        return self.params
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """Rates and resources are not negative; ore stays within the observation's [0, 1] when make's did."""
+        most = BLOCK_MAX_RESOURCES if self.single_observation_space.high.max() <= 1.0 else None
+        return {
+            "params.base_resources": (0, most),
+            "params.miner_mining_rate": (0, None),
+            "params.player_mining_yield": (0, None),
+            "params.max_timesteps": (1, None),
+        }
+
+    def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        obs, state = self.factoriax_env.reset_env(key, params)
         return state, obs
 
-    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
+    def _step_one(self, key: jax.Array, state: Any, action: Any, params: Any) -> JaxStep:
         # The key goes to factoriax's step hooks (its engine draws nothing), as factoriax's own step passes it.
-        obs, state, reward, _, info = self.factoriax_env.step_env(key, state, action, self.params)
+        obs, state, reward, _, info = self.factoriax_env.step_env(key, state, action, params)
+        # The scenario's own end alone: is_terminal ORs it with a clock that never runs out here.
+        without_clock = params.replace(max_timesteps=NO_LIMIT)
         return JaxStep(
             state=state,
             obs=obs,
             reward=reward,
-            terminated=self.factoriax_env.is_terminal(state, self._without_clock),
-            truncated=is_game_over(state, self.params),
+            terminated=self.factoriax_env.is_terminal(state, without_clock),
+            truncated=is_game_over(state, params),
             info=info,
         )
 

@@ -123,13 +123,25 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         if renderer is not None:
             renderer.close()
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        obs, state = self.gymnax_env.reset_env(key, self.params)
+    @property
+    def default_params(self) -> Any:
+        """gymnax's own ``EnvParams`` (with ``make``'s kwargs applied): pass changed copies to ``init``/``reset``."""
+        return self.params
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """Masses and lengths are positive, an episode lasts at least one step (gymnax itself checks none)."""
+        names = [f.name for f in dataclasses.fields(self.params)]
+        bounds = {f"params.{n}": (0.0, None) for n in names if "mass" in n or "length" in n}
+        return {**bounds, **({"params.max_steps_in_episode": (1, None)} if "max_steps_in_episode" in names else {})}
+
+    def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        obs, state = self.gymnax_env.reset_env(key, params)
         return state, obs
 
-    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
-        obs, state, reward, terminated, info = self.gymnax_env.step_env(key, state, action, self.params)
-        truncated = self.gymnax_env.is_truncated(state, self.params)
+    def _step_one(self, key: jax.Array, state: Any, action: Any, params: Any) -> JaxStep:
+        obs, state, reward, terminated, info = self.gymnax_env.step_env(key, state, action, params)
+        truncated = self.gymnax_env.is_truncated(state, params)
         return JaxStep(
             state=state, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info=_public_info(info)
         )
@@ -141,8 +153,8 @@ class GymnaxKeepingMetrics(GymnaxEnvironment):
     old state, so this one class gets no spare resets. ``GymnaxEnvironment`` becomes one when it sees
     such a state."""
 
-    def _restart_one(self, key: jax.Array, state: Any) -> tuple[Any, Any]:
-        new, obs = self._reset_one(key)
+    def _restart_one(self, key: jax.Array, state: Any, params: Any) -> tuple[Any, Any]:
+        new, obs = self._reset_one(key, params)
         return new.replace(**{name: getattr(state, name) for name in KEPT_ACROSS_RESETS}), obs
 
 
