@@ -181,3 +181,17 @@ def test_render_draws_factoriax_pixels(easy_rocket):
     second = jax.tree.map(lambda x: x[1], jax.device_get(state.env))
     np.testing.assert_array_equal(env.render(state, index=1), rgb(second, block_pixel_size=8))  # factoriax's drawing
     assert not np.array_equal(frames[0], frames[1])  # two worlds from two keys
+
+
+def test_params_are_data_per_env_and_checked():
+    """The scenario's EnvParams are env.default_params; per-env values trace into the state (no compile: the
+    kit's params check is off for factoriax, CHECK_OPTIONS says why); bad values get envhub's error."""
+    env = envhub.make(KIT_SCENARIO, num_envs=2)
+    default = env.default_params
+    params = default.replace(miner_mining_rate=jnp.array([1, 2], dtype=jnp.asarray(default.miner_mining_rate).dtype))
+    state, _ = jax.eval_shape(lambda k: env.init(k, params=params), jax.random.key(0))
+    assert state.params.miner_mining_rate.shape == (2,) and state.next_params.max_timesteps.shape == (2,)
+    with pytest.raises(InvalidArgumentError, match=r"params.miner_mining_rate .* must be >= 0"):
+        env.init(jax.random.key(0), params=default.replace(miner_mining_rate=-1))
+    with pytest.raises(InvalidArgumentError, match=r"params of 'factoriax/MinerBootstrap-v1' have the structure"):
+        env.init(jax.random.key(0), params={"miner_mining_rate": 1})
