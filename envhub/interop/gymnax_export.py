@@ -125,6 +125,10 @@ class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unus
             )
         return params.env_params
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> EnvhubGymnaxEnv:
+        """``self``: static configuration, shared (rejax deep-copies its config; a remade env inside a trace fails)."""
+        return self
+
     def __repr__(self) -> str:
         return f"EnvhubGymnaxEnv({self.env!r}, step_returns={self.step_returns})"
 
