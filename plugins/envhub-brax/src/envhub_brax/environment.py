@@ -18,6 +18,7 @@ import numpy as np
 import envhub
 from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit
 from envhub_brax import building
+from envhub_brax.params import BOUNDS, system_params, with_system
 
 
 class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
@@ -85,6 +86,7 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         )
         self.name = name
         self.brax_env = brax_env
+        self._system_params = system_params(brax_env)
 
     @property
     def episode_length(self) -> int | None:
@@ -121,14 +123,31 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         """brax's ``System`` of this environment (what brax's rendering needs)."""
         return self.brax_env.sys
 
+    @property
+    def default_params(self) -> dict[str, jax.Array] | None:
+        """``gravity`` (3,), ``body_mass`` (nbody,), ``geom_friction`` (ngeom,: sliding) and ``actuator_gain`` (nu,)
+        of brax's ``System``; ``None`` for an env without physics (``fast``). See ``envhub_brax.params``."""
+        return None if self._system_params is None else self._system_params.defaults
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """Masses and friction are >= 0."""
+        return {} if self._system_params is None else BOUNDS
+
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        brax_state = self.brax_env.reset(key)
+    def _brax(self, params: Any) -> Any:
+        """brax's env, or (given one env's params) a copy of it whose ``sys`` holds them."""
+        if params is None or self._system_params is None:
+            return self.brax_env
+        return with_system(self.brax_env, self._system_params.system(self.brax_env.sys, params))
+
+    def _reset_one(self, key: jax.Array, params: Any = None) -> tuple[Any, Any]:
+        brax_state = self._brax(params).reset(key)
         return brax_state, brax_state.obs
 
-    def _step_one(self, key: jax.Array, state: Any, action: jax.Array) -> JaxStep:
-        stepped = self.brax_env.step(state, action)  # brax's step takes no key
+    def _step_one(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> JaxStep:
+        stepped = self._brax(params).step(state, action)  # brax's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # brax has no time limit of its own: the base's counts
         return JaxStep(
             state=stepped,
