@@ -194,3 +194,58 @@ def test_dict_observations_become_tree_spaces():
     env.playground_env = SimpleNamespace(reset=lambda key: State(obs))
     box = lambda *shape: spaces.Box(-np.inf, np.inf, shape)  # noqa: E731
     assert env.single_observation_space == spaces.Tree({"state": box(3), "privileged_state": box(2, 4)})
+
+
+# --- parameters as data (the kit's params check: per-env rows, one compile, varied rollouts differ) ----------
+
+
+def test_params_are_written_into_the_mjx_model_and_bad_ones_refused():
+    from envhub_playground.params import ModelParams, model_params, with_model
+
+    env = envhub.make(f"playground/{NAME}", num_envs=2)
+    raw = env.unwrapped.playground_env
+    d = env.default_params
+    assert {k: v.shape for k, v in d.items()} == {
+        "gravity": (3,), "body_mass": (2,), "geom_friction": (4,), "actuator_gain": (1,)
+    }
+    params = ModelParams(raw.mjx_model, raw.mj_model)
+    model = params.model(raw.mjx_model, {k: v * 2 + 1 for k, v in d.items()})
+    np.testing.assert_allclose(model.opt.gravity, d["gravity"] * 2 + 1)
+    np.testing.assert_allclose(model.body_mass, d["body_mass"] * 2 + 1)
+    np.testing.assert_allclose(model.geom_friction[:, 0], d["geom_friction"] * 2 + 1)
+    np.testing.assert_allclose(model.geom_friction[:, 1:], raw.mjx_model.geom_friction[:, 1:])
+    np.testing.assert_allclose(model.actuator_gainprm[:, 0], d["actuator_gain"] * 2 + 1)
+    copy = with_model(raw, model)
+    assert copy.mjx_model is model and raw.mjx_model is not model  # the env itself is untouched
+    assert model_params(object()) is None  # an env keeping no _mjx_model of its own has no params
+    bad = r"params\['geom_friction'\] .* has the value -0.5; it must be >= 0.0"
+    with pytest.raises(InvalidArgumentError, match=bad):
+        env.init(jax.random.key(0), params={**d, "geom_friction": d["geom_friction"].at[0].set(-0.5)})
+    with pytest.raises(InvalidArgumentError, match=r"params\['body_mass'\] .* shape \(3,\)"):
+        env.reset(jax.random.key(0), None, params={**d, "body_mass": jnp.ones(3)})
+
+
+def test_a_servo_bias_follows_its_gain():
+    """MuJoCo's <position> actuator (bias -kp*q) keeps kp in both, as playground's randomizers set them."""
+    from types import SimpleNamespace
+
+    from envhub_playground.params import ModelParams
+
+    class Fields(SimpleNamespace):  # what ModelParams reads and replaces of an MJX model
+        def replace(self, **changes):
+            return Fields(**{**vars(self), **changes})
+
+    gainprm, biasprm = np.zeros((2, 10), np.float32), np.zeros((2, 10), np.float32)
+    gainprm[:, 0], biasprm[1, 1] = 3.0, -3.0  # actuator 0: a motor; 1: a servo of kp 3
+    mj = SimpleNamespace(actuator_gainprm=gainprm, actuator_biasprm=biasprm, actuator_biastype=np.array([0, 1]))
+    model = Fields(
+        opt=Fields(gravity=jnp.zeros(3)),
+        body_mass=jnp.ones(2),
+        geom_friction=jnp.ones((1, 3)),
+        actuator_gainprm=jnp.asarray(gainprm),
+        actuator_biasprm=jnp.asarray(biasprm),
+    )
+    params = ModelParams(model, mj)
+    new = params.model(model, {**params.defaults, "actuator_gain": jnp.array([5.0, 7.0])})
+    np.testing.assert_allclose(new.actuator_gainprm[:, 0], [5.0, 7.0])
+    np.testing.assert_allclose(new.actuator_biasprm[:, 1], [0.0, -7.0])

@@ -19,6 +19,7 @@ import numpy as np
 
 import envhub
 from envhub.plugin import InvalidArgumentError, JaxStep, positive_int, spaces, take_time_limit
+from envhub_playground.params import BOUNDS, model_params, with_model
 
 IMPLS = ("jax", "warp", "c", "cpp")
 
@@ -72,6 +73,7 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
             )
         self.name, self.impl = name, impl
         self.playground_env = registry.load(name, config=config, config_overrides=overrides)
+        self._model_params = model_params(self.playground_env)
         super().__init__(  # the observation space is read lazily: tracing a reset takes seconds
             action_space=spaces.Box(-1.0, 1.0, (self.playground_env.action_size,), np.float32),
             num_envs=num_envs,
@@ -103,14 +105,31 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         """The env's ``ml_collections`` config, overrides applied."""
         return self.playground_env._config
 
+    @property
+    def default_params(self) -> dict[str, jax.Array] | None:
+        """``gravity`` (3,), ``body_mass`` (nbody,), ``geom_friction`` (ngeom,: sliding) and ``actuator_gain`` (nu,)
+        of the env's ``mjx_model``; see ``envhub_playground.params``."""
+        return None if self._model_params is None else self._model_params.defaults
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """Masses and friction are >= 0."""
+        return {} if self._model_params is None else BOUNDS
+
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        state = self.playground_env.reset(key)  # playground keeps its own key in state.info["rng"]
+    def _playground(self, params: Any) -> Any:
+        """playground's env, or (given one env's params) a copy of it whose ``mjx_model`` holds them."""
+        if params is None or self._model_params is None:
+            return self.playground_env
+        return with_model(self.playground_env, self._model_params.model(self.playground_env.mjx_model, params))
+
+    def _reset_one(self, key: jax.Array, params: Any = None) -> tuple[Any, Any]:
+        state = self._playground(params).reset(key)  # playground keeps its own key in state.info["rng"]
         return state, state.obs
 
-    def _step_one(self, key: jax.Array, state: Any, action: jax.Array) -> JaxStep:
-        stepped = self.playground_env.step(state, action)  # playground's step takes no key
+    def _step_one(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> JaxStep:
+        stepped = self._playground(params).step(state, action)  # playground's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # playground's time limit is a wrapper's: the base counts it
         return JaxStep(
             state=stepped,
