@@ -1,11 +1,12 @@
 """The ``params`` check: per-env parameters reach each env, and new values never compile again.
 
-One program (init with params, a few steps, a reset with params) runs three times on one batch of
-two or more envs: every env with the defaults, every env with varied params (``varied_params``: float
-leaves scaled by 1.25), and half and half. It must compile once (jit's cache holds one entry), the
-mixed run's env ``i`` must equal env ``i`` of the run that gave every env its params, and the varied
-run must differ from the default one somewhere (else the backend ignores its params). An unbatched
-env is batched the way users do it, ``jax.vmap`` over keys and params.
+It reuses the probe's rollout (init, ``main_steps`` steps, reset), whose params are an input of the
+program (``Probe.run``): it runs it again with varied params (``varied_params``: float leaves scaled by
+1.25, or ``Options.params_variant``) and, for a batched env, with half the envs varied. The program must
+still be compiled once, the varied rollout must differ from the default one (else the backend ignores
+its params), and env ``i`` of the mixed batch must equal env ``i`` of the batch that gave every env its
+params, up to the first episode end (after it, which spare initial state an env gets depends on when
+the others ended). Costs two or three runs of a compiled program, no compile.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.core.params import per_env
 from envhub.testing.compare import CheckFailure, CheckSkipped, require
 from envhub.testing.probe import Probe
 
-#: Steps of the check's rollout.
-STEPS = 4
-#: Envs of the batch when the env under test is unbatched.
-ROWS = 2
 
 
 def varied_params(default: Any) -> Any | None:
@@ -33,63 +31,66 @@ def varied_params(default: Any) -> Any | None:
 
 
 def check_params(probe: Probe) -> None:
-    """Per-env params reach each env (env ``i`` of a mixed batch equals env ``i`` of a uniform one), varied params
-    change the rollout, and init, step and reset compile once for every params value (jit's cache size stays 1)."""
+    """Varied params change the rollout, per-env params reach each env (env ``i`` of a mixed batch equals
+    env ``i`` of a uniform one), and init, step and reset compile once for every params value."""
     env = probe.env
-    default = env.default_params
+    default = probe.run.default
     if default is None:
         raise CheckSkipped(f"{env.id!r} has no parameters (default_params is None): there is nothing to pass")
     if not probe.options.params:
         raise CheckSkipped("Options(params=False): the plugin turned the params check off for this env")
     variant = probe.options.params_variant
-    varied = varied_params(default) if variant is None else variant(default)
-    if varied is None:
+    if variant is None and varied_params(default) is None:
         raise CheckSkipped(
             "default_params has no floating leaf to vary (the check scales floats by 1.25); "
             "give Options(params_variant=...) to vary others"
         )
-    rows = env.num_envs or ROWS
-    stacked = lambda p: jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (rows, *np.shape(x))), p)  # noqa: E731
-    base, other = stacked(default), stacked(varied)
-    odd = jnp.arange(rows) % 2 == 1
-    mixed = jax.tree.map(lambda a, b: jnp.where(odd.reshape((rows,) + (1,) * (a.ndim - 1)), b, a), base, other)
-
-    def one(key: jax.Array, params: Any) -> Any:
-        state, first = env.init(key, params=params)
-        action = env.action_space.sample(jax.random.key(1))
-
-        def body(state: Any, k: jax.Array) -> tuple[Any, Any]:
-            state, ts = env.step(k, state, action)
-            return state, (ts.obs, ts.reward)
-
-        state, steps = jax.lax.scan(body, state, jax.random.split(jax.random.fold_in(key, 1), STEPS))
-        if env.num_envs is not None:  # env first, as jax.vmap puts it for an unbatched env
-            steps = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps)
-        _, again = env.reset(jax.random.fold_in(key, 2), state, params=params)
-        return first.obs, steps, again.obs
-
-    key = jax.random.key(3)
-    if env.num_envs is None:
-        run = jax.jit(lambda k, p: jax.vmap(one)(jax.random.split(k, rows), p))
-    else:
-        run = jax.jit(one)
-    outs = {name: jax.device_get(run(key, p)) for name, p in (("default", base), ("varied", other), ("mixed", mixed))}
-    size = run._cache_size()
-    require(size == 1, f"init, step and reset compiled {size} times for 3 params values of one shape: want once")
-    if _rows_equal(outs["default"], outs["varied"], slice(None), probe.options.atol):
+    other = varied_params(default) if variant is None else per_env(env.default_params, _with(env.default_params, variant), env.num_envs)
+    other = jax.tree.map(lambda d, x: jnp.asarray(x, d.dtype), default, other)  # one dtype: one program
+    keys = (jax.random.key(0), jax.random.key(1))
+    base_run, varied_run = probe.at_zero, probe.run(*keys, other)
+    base, varied = _observed(base_run), _observed(varied_run)
+    if _rows_equal(base, varied, slice(None), probe.options.atol):
         how = "every float leaf of default_params scaled by 1.25" if variant is None else "Options.params_variant"
         raise CheckFailure(
-            f"{how} gave the same init, {STEPS} steps and reset as the defaults: the backend ignores the params it is "
-            f"given (give _reset_one/_step_one the params argument, not its own defaults), or they act later "
-            f"(give Options(params_variant=...) a variant that shows at once)"
+            f"{how} gave the same rollout ({probe.main_steps} steps and a reset) as the defaults: the backend ignores "
+            f"the params it is given (give _reset_one/_step_one the params argument, not its own defaults), or they "
+            f"act too rarely to show (give Options(params_variant=...) a variant that shows at once)"
         )
-    for i in range(rows):
-        want = outs["varied" if i % 2 else "default"]
-        require(
-            _rows_equal(outs["mixed"], want, i, probe.options.atol),
-            f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its params: "
-            f"params reach the wrong env (a per-env leaf must lead with num_envs)",
-        )
+    if env.num_envs is not None and env.num_envs > 1:
+        odd = jnp.arange(env.num_envs) % 2 == 1
+        mixed = jax.tree.map(lambda a, b: jnp.where(odd.reshape((-1,) + (1,) * (a.ndim - 1)), b, a), default, other)
+        # Until an episode ends: then spare resets depend on when the others ended (envhub.native.resets).
+        mixed_run = probe.run(*keys, mixed)
+        until = _first_end(base_run, varied_run, mixed_run) + 1
+        out, base, varied = (_observed(r, until) for r in (mixed_run, base_run, varied_run))
+        for i in range(env.num_envs):
+            require(
+                _rows_equal(out, varied if i % 2 else base, i, probe.options.atol),
+                f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its "
+                f"params: params reach the wrong env",
+            )
+    size = probe.run.cache_size()
+    require(size == 1, f"the probe's rollout (init, step, reset) compiled {size} times for new params values: want once")
+
+
+def _with(params: Any, values: dict[str, Any]) -> Any:
+    """``params`` with the fields (a dataclass with ``replace``) or keys (a dict) in ``values`` set."""
+    return params.replace(**values) if hasattr(params, "replace") else {**params, **values}
+
+
+def _observed(run: Any, steps: int | None = None) -> Any:
+    """What a rollout shows, env first: init's obs, then of its first ``steps`` steps the obs, final obs, reward and flags."""
+    ts = run["steps"]
+    shown = jax.tree.map(lambda x: x[:steps], (ts.obs, ts.final_obs, ts.reward, ts.terminated, ts.truncated))
+    return jax.device_get((run["first"].obs, jax.tree.map(lambda x: jnp.moveaxis(x, 0, 1) if x.ndim > 1 else x, shown)))
+
+
+def _first_end(*runs: Any) -> int:
+    """The first step at which any env of any of ``runs`` ended an episode (the rollout's length if none did)."""
+    done = np.stack([np.asarray(r["steps"].terminated | r["steps"].truncated).reshape(len(r["steps"].reward), -1).any(1) for r in runs])
+    ends = np.flatnonzero(done.any(0))
+    return int(ends[0]) if ends.size else done.shape[1]
 
 
 def _rows_equal(a: Any, b: Any, row: Any, atol: float) -> bool:

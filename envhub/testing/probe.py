@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from envhub.core.env import Environment
+from envhub.core.params import as_arrays, per_env
 from envhub.core.types import TimeStep
 
 MakeEnv = Callable[..., Environment[Any, Any, Any]]
@@ -56,8 +57,9 @@ class Options:
             applies to it too.
         params: ``False`` skips the ``params`` check (it compiles init, step and reset once more) for this
             env; it then reports SKIPPED, saying so.
-        params_variant: ``default_params -> other params`` the ``params`` check compares with the defaults
-            (default: every float leaf scaled by 1.25); for params whose effect a few steps would not show.
+        params_variant: Fields (or keys) of ``default_params`` and the values the ``params`` check sets them
+            to instead of scaling every float leaf by 1.25 (``{"max_steps_in_episode": 10}``): for params whose
+            effect the kit's short rollout would not show.
     """
 
     num_steps: int = 200
@@ -70,7 +72,7 @@ class Options:
     export: bool = True
     jit_refusal: str = "raise"
     params: bool = True
-    params_variant: Callable[[Any], Any] | None = None
+    params_variant: dict[str, Any] | None = None
 
 
 def rollout_keys(
@@ -157,9 +159,9 @@ def checked_rollout_fn(
         state, ts = random_step(env, state, keys)
         return state, (ts, {"obs": in_space(env, ts.obs), "final_obs": in_space(env, ts.final_obs)})
 
-    def run(key: jax.Array, action_key: jax.Array) -> dict[str, Any]:
+    def run(key: jax.Array, action_key: jax.Array, params: Any = None) -> dict[str, Any]:
         init_key, step_keys = rollout_keys(key, action_key, num_steps)
-        state, first = env.init(init_key)
+        state, first = env.init(init_key, params=params)
         state, (steps, inside) = jax.lax.scan(body, state, step_keys)
         out = {"first": first, "steps": steps, "inside": inside}
         if extras:
@@ -174,6 +176,25 @@ def checked_rollout_fn(
         return out
 
     return jax.jit(run)
+
+
+class WithParams:
+    """A jitted ``run(key, action_key, params)`` called with the env's default params (leading with
+    ``num_envs`` when batched) unless others are given: one program for every params value."""
+
+    def __init__(self, jitted: Any, env: Environment[Any, Any, Any]):
+        self.jitted, default = jitted, env.default_params
+        self.default = None if default is None else per_env(default, as_arrays(default), env.num_envs)
+
+    def __call__(self, key: jax.Array, action_key: jax.Array, params: Any = None) -> Any:
+        return self.jitted(key, action_key, self.default if params is None else params)
+
+    def lower(self, key: jax.Array, action_key: jax.Array) -> Any:
+        return self.jitted.lower(key, action_key, self.default)
+
+    def cache_size(self) -> int:
+        """How many programs jit compiled for it (one, whatever the params values)."""
+        return int(self.jitted._cache_size())
 
 
 class Probe:
@@ -221,9 +242,10 @@ class Probe:
         return max(12, options.time_limit, wanted)
 
     @functools.cached_property
-    def run(self) -> Callable[[jax.Array, jax.Array], Any]:
-        """Jitted ``run(key, action_key)`` of ``main_steps`` steps of ``env`` (see ``checked_rollout_fn``)."""
-        return checked_rollout_fn(self.env, self.main_steps, extras=True)
+    def run(self) -> WithParams:
+        """Jitted ``run(key, action_key, params=defaults)`` of ``main_steps`` steps of ``env`` (see
+        ``checked_rollout_fn``): an env's params are an input of the program, so the ``params`` check reuses it."""
+        return WithParams(checked_rollout_fn(self.env, self.main_steps, extras=True), self.env)
 
     @functools.cached_property
     def limited_steps(self) -> int:
@@ -255,6 +277,7 @@ __all__ = [
     "Probe",
     "Rollout",
     "VMAP_KEYS",
+    "WithParams",
     "checked_rollout_fn",
     "first_steps",
     "in_space",

@@ -140,8 +140,8 @@ def test_params_and_kwargs_reach_craftax():
 
 
 def test_params_are_data_per_env_and_checked():
-    """craftax's EnvParams are env.default_params; per-env values trace into the state (no compile: the
-    kit's params check is off for craftax, CHECK_OPTIONS says why); bad values get envhub's error."""
+    """craftax's EnvParams are env.default_params; per-env values trace into the state (traced only: the
+    kit's params check runs them); bad values get envhub's error."""
     env = envhub.make(f"craftax/{CLASSIC}", num_envs=2, day_length=100)
     default = env.default_params
     assert default.day_length == 100

@@ -184,8 +184,8 @@ def test_render_draws_factoriax_pixels(easy_rocket):
 
 
 def test_params_are_data_per_env_and_checked():
-    """The scenario's EnvParams are env.default_params; per-env values trace into the state (no compile: the
-    kit's params check is off for factoriax, CHECK_OPTIONS says why); bad values get envhub's error."""
+    """The scenario's EnvParams are env.default_params; per-env values trace into the state (traced only: the
+    kit's params check runs them); bad values get envhub's error."""
     env = envhub.make(KIT_SCENARIO, num_envs=2)
     default = env.default_params
     params = default.replace(miner_mining_rate=jnp.array([1, 2], dtype=jnp.asarray(default.miner_mining_rate).dtype))

@@ -23,10 +23,7 @@ ENVS = ("Craftax-Symbolic-v1", "Craftax-Pixels-v1", "Craftax-Classic-Symbolic-v1
 AUTO_RESET_ALIASES = {name.replace("-v1", "-AutoReset-v1"): name for name in ENVS}
 
 # How the conformance kit must drive the environments (fields of envhub.testing.Options).
-# params=False: the kit's params check would compile craftax's world generation once more (66 s for
-# Classic-Symbolic on this 2-core CPU); its EnvParams are data in every program the kit compiles anyway,
-# and tests/test_craftax.py checks per-env params by tracing alone.
-CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episode_steps", "params": False}}
+CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episode_steps"}}
 
 
 @envhub.hookimpl
