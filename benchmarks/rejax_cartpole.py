@@ -103,7 +103,9 @@ def main() -> None:
         "return_ratio": round(ours["final_return"] / raw["final_return"], 3),
         "speed_ratio": round(ours["steps_per_s"] / raw["steps_per_s"], 3),
     }
-    print(f"rejax PPO, CartPole-v1, {args.timesteps} steps, seeds {seeds} (jax {jax.__version__}, {jax.devices()[0].platform})")
+    print(
+        f"rejax PPO, CartPole-v1, {args.timesteps} steps, seeds {seeds} (jax {jax.__version__}, {jax.devices()[0].platform})"
+    )
     for row in rows:
         print(
             f"  {row['side']:<13} final return {row['final_return']:6.1f}   {row['steps_per_s'] / 1e3:8.1f} k steps/s"

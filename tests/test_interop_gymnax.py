@@ -18,7 +18,8 @@ pytestmark = pytest.mark.requires_plugin("gymnax")
 
 
 def test_spaces_params_and_names_follow_gymnax():
-    from gymnax.environments import environment, spaces as gspaces
+    from gymnax.environments import environment
+    from gymnax.environments import spaces as gspaces
 
     env, params = to_gymnax(envhub.make("gymnax/CartPole-v1"))
     assert isinstance(env, environment.Environment) and env.name == "gymnax/CartPole-v1" and env.num_actions == 2
@@ -31,14 +32,18 @@ def test_spaces_params_and_names_follow_gymnax():
 
     pendulum, p = to_gymnax(envhub.make("gymnax/Pendulum-v1"))
     act = pendulum.action_space(p)
-    assert isinstance(act, gspaces.Box) and act.shape == (1,) and float(act.low[0]) == -2.0 and pendulum.num_actions == 1
+    assert (
+        isinstance(act, gspaces.Box) and act.shape == (1,) and float(act.low[0]) == -2.0 and pendulum.num_actions == 1
+    )
 
     from envhub.interop.gymnax_export import NO_LIMIT, to_gymnax_space
 
     corridor, p = to_gymnax(Corridor())  # no params, no time limit in its metadata
     assert p.env_params is None and p.max_steps_in_episode == NO_LIMIT and jax.tree.leaves(p) == []
 
-    tree = to_gymnax_space(spaces.Tree({"a": spaces.Discrete(3), "b": (spaces.Box(0, 1, (2,)), spaces.MultiDiscrete([2, 3]))}))
+    tree = to_gymnax_space(
+        spaces.Tree({"a": spaces.Discrete(3), "b": (spaces.Box(0, 1, (2,)), spaces.MultiDiscrete([2, 3]))})
+    )
     assert isinstance(tree, gspaces.Dict) and isinstance(tree.spaces["b"], gspaces.Tuple)
     ints = tree.spaces["b"].spaces[1]
     assert isinstance(ints, gspaces.Box) and ints.high.tolist() == [1, 2] and ints.dtype == np.int32
@@ -82,7 +87,7 @@ def test_six_returns_auto_reset_and_vmapped_params_used_by_step():
 
     # the export is envhub's own step: the same keys give envhub's obs, final_obs and flags
     state, ts = base.init(key)
-    for t, k in enumerate(jax.random.split(key, 12)[: t0 + 1]):
+    for k in jax.random.split(key, 12)[: t0 + 1]:
         state, ts = base.step(k, state, jnp.asarray(1))
     np.testing.assert_allclose(ts.final_obs, info["final_observation"][0, t0], rtol=1e-6)
     np.testing.assert_allclose(ts.obs, obs[0, t0], rtol=1e-6)
@@ -106,7 +111,9 @@ def test_refusals_name_the_fix():
         to_gymnax(envhub.make("gymnax/CartPole-v1"), step_returns=4)
     multi = Corridor()
     multi.agents = ("a", "b")
-    with pytest.raises(InvalidArgumentError, match=r"multi-agent.*PettingZoo export \(envhub\.interop\.to_pettingzoo_parallel\)"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"multi-agent.*PettingZoo export \(envhub\.interop\.to_pettingzoo_parallel\)"
+    ):
         to_gymnax(multi)
     host = Corridor()
     host.is_jax_native = False
@@ -116,7 +123,12 @@ def test_refusals_name_the_fix():
     with pytest.raises(InvalidArgumentError, match="must be an EnvhubGymnaxParams"):
         env.reset(jax.random.key(0), params.env_params)
     with pytest.raises(InvalidArgumentError, match="has shape"):
-        env.step(jax.random.key(0), env.reset(jax.random.key(0))[1], 0, params.replace(env_params=jax.tree.map(lambda x: jnp.stack([x, x]), params.env_params)))
+        env.step(
+            jax.random.key(0),
+            env.reset(jax.random.key(0))[1],
+            0,
+            params.replace(env_params=jax.tree.map(lambda x: jnp.stack([x, x]), params.env_params)),
+        )
     with pytest.raises(NotImplementedError, match="auto-resets inside step"):
         env.step_env(jax.random.key(0), None, 0, params)
 

@@ -17,10 +17,12 @@ pytestmark = pytest.mark.requires_plugin("gymnax")
 
 STEPS = 2048
 ONE_EVAL = {"eval_freq": STEPS, "skip_initial_evaluation": True}  # one evaluation, at the end
-CONFIGS = {
-    "PPO": {"num_envs": 4, "num_steps": 32, "num_epochs": 1, "num_minibatches": 2, "agent_kwargs": {"hidden_layer_sizes": (16, 16)}},
-    "DQN": {"num_envs": 1, "buffer_size": 1024, "fill_buffer": 256, "batch_size": 32},  # rejax fixes DQN's net at (64, 64)
-    "SAC": {"num_envs": 1, "buffer_size": 1024, "fill_buffer": 256, "batch_size": 32, "hidden_layer_sizes": (16, 16)},
+SMALL = {"agent_kwargs": {"hidden_layer_sizes": (16, 16)}}
+BUFFER = {"num_envs": 1, "buffer_size": 1024, "fill_buffer": 256, "batch_size": 32}
+CONFIGS = {  # rejax fixes DQN's net at (64, 64)
+    "PPO": {"num_envs": 4, "num_steps": 32, "num_epochs": 1, "num_minibatches": 2, **SMALL},
+    "DQN": BUFFER,
+    "SAC": {**BUFFER, "hidden_layer_sizes": (16, 16)},
 }
 
 

@@ -175,7 +175,8 @@ def to_gymnax_space(space: spaces.Space, what: str = "observation") -> Any:
         low, high = space.start.astype(space.dtype), (space.start + space.nvec - 1).astype(space.dtype)
         return gymnax_spaces.Box(low, high, space.shape, space.dtype)
     if isinstance(space, spaces.Box):
-        return gymnax_spaces.Box(space.low.astype(space.dtype), space.high.astype(space.dtype), space.shape, space.dtype)
+        low, high = space.low.astype(space.dtype), space.high.astype(space.dtype)
+        return gymnax_spaces.Box(low, high, space.shape, space.dtype)
     if isinstance(space, spaces.Tree):
         return _tree(space.spaces, what)
     raise InvalidArgumentError(
