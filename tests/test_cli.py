@@ -114,6 +114,14 @@ def test_info_json(toy, capsys):
     assert info["action_space"] == "Discrete(2, shape=(4,), dtype=int32)"
     assert info["obs"] == "float32[4, 2]" and info["info_keys"] == {"moved": "bool[4]"}
     assert info["description"] == "a walk to the right end" and "jittable" not in info
+    assert info["params"] == "none (default_params is None)"
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_info_shows_default_params_as_the_state_keeps_them(capsys):
+    assert main(["info", "gymnax/CartPole-v1", "-k", "gravity=3.5", "--json"]) == EXIT_OK
+    params = json.loads(capsys.readouterr().out)["params"]
+    assert params["params.gravity"] == "float32[] = 3.5" and params["params.max_steps_in_episode"] == "int32[] = 500"
 
 
 def test_check_passes_with_progress_and_fails_with_exit_1(toy, capsys):

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
             "jax_native": env.is_jax_native,
             "vmappable": env.is_jax_native and env.num_envs is None,
             "time_limit": metadata.pop("time_limit", None),
+            "params": _params(env.default_params),
             "render_modes": list(env.render_modes),
             "action_space": repr(env.action_space),
             "observation_space": repr(env.observation_space),
@@ -58,12 +59,29 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, default=str))
     else:
         for key, value in info.items():
-            if key.endswith("kwargs") and isinstance(value, dict):
+            if (key.endswith("kwargs") or key == "params") and isinstance(value, dict):
                 width = max(map(len, value), default=0)
                 print(f"{key:<18} {len(value)}" + "".join(f"\n  {n:<{width}}  {line}" for n, line in value.items()))
             else:
                 print(f"{key:<18} {value}")
     return EXIT_OK
+
+
+def _params(default: Any) -> dict[str, str] | str:
+    """``{leaf name: "dtype shape = value"}`` of ``default_params`` (docs/params.md), or why there are none."""
+    import jax
+    import numpy as np
+
+    from envhub.core.params import as_arrays, leaf_name
+
+    if default is None:
+        return "none (default_params is None)"
+    shown = {}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(as_arrays(default))[0]:  # as the state keeps them
+        value = np.asarray(leaf)
+        text = np.array2string(value, threshold=6, separator=", ")
+        shown[leaf_name(path)] = f"{value.dtype}{list(value.shape)} = {text}"
+    return shown
 
 
 def _kwargs(table: dict[str, Any] | None) -> dict[str, str] | str:
