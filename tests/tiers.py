@@ -47,6 +47,8 @@ SLOW = {
     "tests/test_wrappers.py::test_time_limit_passes_the_kit_on_gymnax",
     "tests/test_wrappers_host.py::test_the_kit_passes_on_wrapped_host_envs",
     "tests/test_host.py::test_walk_passes_the_conformance_kit",
+    "tests/test_rejax.py::test_rejax_trains_on_the_export",
+    "tests/test_rejax.py::test_rejax_ppo_vmaps_over_envhub_params",
     "docs/export.md::line-85",
     "docs/backends.md::line-143",
 }
