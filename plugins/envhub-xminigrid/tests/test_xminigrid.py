@@ -19,6 +19,7 @@ from xminigrid.types import RuleSet, StepType
 import envhub
 from envhub import testing
 from envhub.plugin import EnvKwargsError, EnvUnavailableError, InvalidArgumentError, spaces
+from envhub_xminigrid.levels import pad_ruleset
 
 ALL = envhub.list_envs("xminigrid")
 
@@ -109,7 +110,9 @@ def test_trajectory_equals_xminigrid_across_goal_and_time_limit(run):
     np.testing.assert_array_equal(first.obs, raw_first.observation)
     np.testing.assert_array_equal(ts.final_obs, reached.observation)  # the observation the step reached
     np.testing.assert_array_equal(ts.obs, raw_obs)  # after a reset: the new episode's first
-    np.testing.assert_array_equal(ts.reward, reached.reward)
+    # max_steps is data here (a traced divisor), a constant in raw xminigrid, which XLA may turn into a product
+    # with its reciprocal: rewards agree to float32 rounding (1 - 0.9 * 9 / 9: 0.10000002 against 0.09999996)
+    np.testing.assert_allclose(ts.reward, reached.reward, rtol=0, atol=1e-6)
     last, discount = np.asarray(reached.step_type) == StepType.LAST, np.asarray(reached.discount)
     np.testing.assert_array_equal(ts.terminated, last & (discount == 0))
     np.testing.assert_array_equal(ts.truncated, last & (discount == 1))
@@ -168,6 +171,7 @@ def test_without_ruleset_id_every_episode_samples_its_ruleset():
     bench = _tiny_benchmark()
     env = envhub.make("xminigrid/XLand-MiniGrid-R1-9x9", benchmark=bench, num_envs=16)
     assert env.metadata["rulesets"] == "sampled from the benchmark per episode"
+    assert list(env.default_params) == ["max_steps"]  # the benchmark places the levels: no ruleset param
     state, _ = env.init(jax.random.key(0))
     goals = {tuple(g) for g in np.asarray(state.env.state.goal_encoding)}
     assert goals == {tuple(np.asarray(g)) for g in bench.goals}
@@ -228,3 +232,57 @@ def test_render_draws_the_grid():
     env = envhub.make("xminigrid/MiniGrid-Empty-5x5", num_envs=2)
     frames = env.render(env.init(jax.random.key(0))[0])
     assert frames.dtype == np.uint8 and frames.ndim == 4 and frames.shape[0] == 2 and frames.var() > 0
+
+
+# --- parameters as data: levels (rulesets) and time limits per env --------------------------------------
+# xminigrid's params have no float leaf for the kit's params check to scale (max_steps is int32, a ruleset
+# uint8): the kit varies max_steps (CHECK_OPTIONS), and these tests route per-env levels and count compiles.
+
+
+def _hold(tile) -> RuleSet:
+    """A level: hold ``tile``, placed in the room; padded to 2 rules and 2 tiles."""
+    ruleset = RuleSet(goal=AgentHoldGoal(tile=tile).encode(), rules=EmptyRule().encode()[None], init_tiles=tile[None])
+    return pad_ruleset(ruleset, 2, 2)
+
+
+def test_per_env_levels_and_time_limits_reach_each_env_without_compiling_again():
+    ball, square = TILES_REGISTRY[Tiles.BALL, Colors.RED], TILES_REGISTRY[Tiles.SQUARE, Colors.GREEN]
+    env = envhub.make("xminigrid/XLand-MiniGrid-R1-9x9", num_envs=2, ruleset=_hold(ball))
+    shapes = jax.tree.map(jnp.shape, env.default_params)
+    assert shapes == {"max_steps": (), "ruleset": RuleSet(goal=(5,), rules=(2, 7), init_tiles=(2, 2))}
+
+    @jax.jit
+    def run(key, params):
+        state, _ = env.init(key, params=params)
+
+        def body(state, k):
+            state, ts = env.step(k, state, jnp.full(2, 2, jnp.int32))  # turn: no goal is reached
+            return state, ts.truncated
+
+        return state.env.state, jax.lax.scan(body, state, jax.random.split(key, 6))[1]
+
+    levels = jax.tree.map(lambda a, b: jnp.stack([a, b]), _hold(ball), _hold(square))
+    for order in (np.array([0, 1]), np.array([1, 0])):
+        params = {"max_steps": jnp.array([3, 5])[order], "ruleset": jax.tree.map(lambda x: x[order], levels)}
+        first, truncated = run(jax.random.key(0), params)
+        for i, tile in enumerate(np.array([ball, square])[order]):
+            np.testing.assert_array_equal(first.goal_encoding[i], levels.goal[order[i]])
+            assert (np.asarray(first.grid[i]) == tile).all(-1).sum() == 1  # its level's tile, placed once
+            assert (np.asarray(first.grid[i]) == np.array([ball, square])[order[1 - i]]).all(-1).sum() == 0
+        for i, limit in enumerate(np.asarray(params["max_steps"])):  # truncated every max_steps steps, each by its own
+            assert np.flatnonzero(np.asarray(truncated)[:, i]).tolist() == list(range(limit - 1, 6, limit))
+    assert run._cache_size() == 1
+
+
+def test_params_bounds_and_which_params_an_env_has():
+    env = envhub.make("xminigrid/MiniGrid-Empty-5x5")
+    assert jax.tree.map(jnp.shape, env.default_params) == {"max_steps": ()}  # MiniGrid: its task is fixed
+    with pytest.raises(InvalidArgumentError, match=r"params\['max_steps'\] .* has the value 0; it must be >= 1"):
+        env.init(jax.random.key(0), params={"max_steps": 0})
+    xland = envhub.make("xminigrid/XLand-MiniGrid-R1-9x9", num_envs=2)  # xminigrid's empty level: 1 rule, 1 tile
+    wrong = {"max_steps": 10, "ruleset": _hold(TILES_REGISTRY[Tiles.BALL, Colors.RED])}
+    shape = r"params\['ruleset'\].rules .* has shape \(2, 7\); it takes shape \(1, 7\)"
+    with pytest.raises(InvalidArgumentError, match=shape):
+        xland.init(jax.random.key(0), params=wrong)
+    with pytest.raises(ValueError, match="more than 1 and 1"):
+        pad_ruleset(_hold(TILES_REGISTRY[Tiles.BALL, Colors.RED]), 1, 1)

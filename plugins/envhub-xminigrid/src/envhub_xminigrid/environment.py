@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from xminigrid import benchmarks, registration
 from xminigrid.core.constants import NUM_COLORS, NUM_TILES
@@ -69,6 +70,7 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         self.name = name
         self.xminigrid_env, self.params = _build(name, params, kwargs)
         self.params, self.benchmark = _rulesets(name, self.params, benchmark, ruleset_id, ruleset)
+        self._default_params = _data_params(self.params, self.benchmark)
         shapes = jax.eval_shape(self._reset_one, jax.random.key(0))[1]
         super().__init__(  # no time limit of the base's: xminigrid counts its own (params.max_steps)
             observation_space=_obs_space(shapes),
@@ -98,18 +100,35 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         params = self.params.replace(render_mode="rgb_array")
         return np.asarray(self.xminigrid_env.render(params, timestep), np.uint8)
 
+    @property
+    def default_params(self) -> dict[str, Any]:
+        """The traceable part of xminigrid's params: ``max_steps`` (int32) and, for XLand without a benchmark to
+        sample from, ``ruleset`` (an ``xminigrid.types.RuleSet``: a level). Shapes (``height``, ``width``,
+        ``view_size``) and ``grid_type`` stay ``make``'s kwargs."""
+        return self._default_params
+
+    @property
+    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        """An episode lasts at least one step."""
+        return {"params['max_steps']": (1, None)}
+
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        params = self.params
+    def _xminigrid_params(self, params: dict[str, Any] | None) -> Any:
+        """xminigrid's ``EnvParams`` with one env's params written in (a traced ``max_steps`` works: xminigrid only
+        compares the step count with it and divides by it)."""
+        return self.params if params is None else self.params.replace(**params)
+
+    def _reset_one(self, key: jax.Array, data: dict[str, Any] | None = None) -> tuple[Any, Any]:
+        params = self._xminigrid_params(data)
         if self.benchmark is not None:  # a ruleset of the benchmark per episode
             key, ruleset_key = jax.random.split(key)
             params = params.replace(ruleset=self.benchmark.sample_ruleset(ruleset_key))
         timestep = self.xminigrid_env.reset(params, key)  # the state is xminigrid's own TimeStep
         return timestep, timestep.observation
 
-    def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
-        timestep = self.xminigrid_env.step(self.params, state, action)  # xminigrid's step takes no key
+    def _step_one(self, key: jax.Array, state: Any, action: Any, data: dict[str, Any] | None = None) -> JaxStep:
+        timestep = self.xminigrid_env.step(self._xminigrid_params(data), state, action)  # xminigrid's step takes no key
         last = timestep.step_type == StepType.LAST
         terminated = last & (timestep.discount == 0.0)  # discount 0: a terminal state (a goal reached)
         truncated = last & (timestep.discount != 0.0)  # LAST with discount 1: max_steps reached
@@ -121,6 +140,14 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             truncated=truncated,
             info={},
         )
+
+
+def _data_params(params: Any, benchmark: Any) -> dict[str, Any]:
+    """``default_params``: what of xminigrid's ``EnvParams`` can be traced (its pytree leaves are only ``ruleset``)."""
+    data: dict[str, Any] = {"max_steps": jnp.asarray(params.max_steps, jnp.int32)}
+    if hasattr(params, "ruleset") and benchmark is None:
+        data["ruleset"] = jax.tree.map(jnp.asarray, params.ruleset)
+    return data
 
 
 def _build(name: str, params: Any, kwargs: dict[str, Any]) -> tuple[Any, Any]:
