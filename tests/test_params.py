@@ -189,3 +189,24 @@ def test_kit_params_check_is_skipped_with_the_reason_where_it_does_not_apply():
     assert corridor.skipped and "has no parameters" in corridor.message
     off = testing.run_check("params", lambda **kw: Drift(**kw), testing.Options(params=False))
     assert off.skipped and "Options(params=False)" in off.message
+
+
+def test_own_spares_share_the_pool_while_params_are_uniform_and_keep_rows_once_they_differ():
+    """reset_from_own_spares with a toy reset (the row's params plus a random fraction, per key)."""
+    from envhub.native.resets import no_spares, reset_from_own_spares
+
+    n = 4
+    reset_fn = lambda key, row: row + jax.random.uniform(key) * 0.5  # noqa: E731
+    step = jax.jit(lambda key, done, states, spares, rows: reset_from_own_spares(reset_fn, key, done, states, spares, rows))
+    states = jnp.zeros(n)
+    for rows, shared in ((jnp.full(n, 10.0), True), (jnp.arange(n) * 10.0, False)):
+        spares = no_spares(states, own=True)
+        refills = []
+        for t in range(6):
+            done = jnp.array([True, False, False, False])  # env 0 ends on every step
+            era = int(spares.era.max())
+            new, spares = step(jax.random.key(t), done, states, spares, rows)
+            refills.append(int(spares.era.max()) > era)
+            np.testing.assert_allclose(np.asarray(new)[np.asarray(done)] // 1 // 10 * 10, np.asarray(rows)[np.asarray(done)])
+        # uniform: the 4 spares serve 4 ends, one refill per 4 steps; differing: env 0 needs its own spare each step
+        assert refills == ([True, False, False, False, True, False] if shared else [True] * 6), (shared, refills)

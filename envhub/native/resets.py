@@ -122,35 +122,6 @@ def stale_spares(spares: Spares[S], where: jax.Array | None) -> Spares[S]:
     return dataclasses.replace(spares, made=made)
 
 
-def reset_from_own_spares(
-    reset_fn: Callable[[jax.Array, Any], S],
-    key: jax.Array,
-    done: jax.Array,
-    states: S,
-    spares: Spares[S],
-    rows: Any,
-    chunk: int | None = None,
-) -> tuple[S, Spares[S]]:
-    """As ``reset_from_spares``, but member ``i`` only takes row ``i``'s spare, made by ``reset_fn(key, rows[i])``.
-
-    For per-env parameters (``rows``: each member's next params), where a spare made for another member
-    would start an episode with the wrong params. A row's spare is usable while ``made == era``; when a
-    member that is done finds its own used, every row is refilled first, in one batched reset.
-    """
-    n = done.shape[0]
-    era = jnp.max(spares.era)
-
-    def refill() -> tuple[S, jax.Array, jax.Array]:
-        fresh = vmap_in_chunks(reset_fn, chunk)(jax.random.split(key, n), rows)
-        return fresh, jnp.full(n, era + 1, jnp.int32), era + 1
-
-    short = jnp.any(done & (spares.made != era))
-    pool, made, era = jax.lax.cond(short, refill, lambda: (spares.states, spares.made, era))
-    hand_out = lambda: (select(done, pool, states), jnp.where(done, -1, made))  # noqa: E731
-    new, made = jax.lax.cond(jnp.any(done), hand_out, lambda: (states, made))
-    return new, Spares(pool, made, jnp.full(n, era, jnp.int32), spares.used)
-
-
 def reset_from_spares(
     reset_fn: Callable[[jax.Array], S],
     key: jax.Array,
@@ -195,6 +166,47 @@ def reset_from_spares(
     # Most steps end no episode: skip the gather of a whole batch of states then.
     new, used = jax.lax.cond(count > 0, hand_out, lambda: (states, used))
     return new, Spares(pool, made, jnp.full(n, era, jnp.int32), jnp.full(n, used, jnp.int32))
+
+
+def reset_from_own_spares(
+    reset_fn: Callable[[jax.Array, Any], S],
+    key: jax.Array,
+    done: jax.Array,
+    states: S,
+    spares: Spares[S],
+    rows: Any,
+    chunk: int | None = None,
+) -> tuple[S, Spares[S]]:
+    """``reset_from_spares`` for per-env parameters: row ``i``'s spare is made by ``reset_fn(key, rows[i])``.
+
+    While every row of ``rows`` (each member's next params) is the same, any spare suits any member: as in
+    ``reset_from_spares``, the ``k``-th finished member takes the ``k``-th unused spare, and all rows are
+    refilled, in one batched reset, only when too few are left. Once the rows differ, member ``i`` takes only
+    spare ``i`` (another would start its episode with the wrong params), and all rows are refilled when a
+    finished member finds its own used. A row's spare is usable while ``made == era``; ``stale_spares``
+    retires the rows whose params changed.
+    """
+    n = done.shape[0]
+    era = jnp.max(spares.era)
+    uniform = jnp.all(jnp.stack([jnp.all(x == x[:1]) for x in jax.tree.leaves(rows)] + [jnp.bool_(True)]))
+
+    def refill() -> tuple[S, jax.Array, jax.Array]:
+        fresh = vmap_in_chunks(reset_fn, chunk)(jax.random.split(key, n), rows)
+        return fresh, jnp.full(n, era + 1, jnp.int32), era + 1
+
+    free, count = spares.made == era, jnp.sum(done, dtype=jnp.int32)
+    short = jnp.where(uniform, count > jnp.sum(free, dtype=jnp.int32), jnp.any(done & ~free))
+    pool, made, era = jax.lax.cond(short, refill, lambda: (spares.states, spares.made, era))
+
+    def hand_out() -> tuple[S, jax.Array]:
+        (unused,) = jnp.nonzero(made == era, size=n, fill_value=n - 1)  # the unused rows, in order
+        rank = jnp.clip(jnp.cumsum(done, dtype=jnp.int32) - 1, 0, n - 1)
+        taken = jnp.where(uniform, unused[rank], jnp.arange(n))
+        new = select(done, jax.tree.map(lambda p: p[taken], pool), states)
+        return new, made.at[jnp.where(done, taken, n)].set(-1, mode="drop")
+
+    new, made = jax.lax.cond(count > 0, hand_out, lambda: (states, made))
+    return new, Spares(pool, made, jnp.full(n, era, jnp.int32), spares.used)
 
 
 def reset_done(

@@ -62,7 +62,7 @@ def check_params(probe: Probe) -> None:
         mixed = jax.tree.map(lambda a, b: jnp.where(odd.reshape((-1,) + (1,) * (a.ndim - 1)), b, a), default, other)
         # Until an episode ends: then spare resets depend on when the others ended (envhub.native.resets).
         mixed_run = probe.run(*keys, mixed)
-        until = _first_end(base_run, varied_run, mixed_run) + 1
+        until = _first_end(base_run, varied_run, mixed_run)  # the step before any env's reset
         out, base, varied = (_observed(r, until) for r in (mixed_run, base_run, varied_run))
         for i in range(env.num_envs):
             require(
