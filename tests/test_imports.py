@@ -42,11 +42,12 @@ def test_import_envhub_imports_no_backend():
     assert _probe("import envhub")["backends"] == []
 
 
-def test_envhub_list_loads_plugins_but_no_backend():
-    result = _probe("from envhub.cli import main\nmain(['list'])")
+def test_envhub_list_check_loads_plugins_but_no_backend():
+    result = _probe("from envhub.cli import main\nmain(['list', '--check'])")
     assert result["backends"] == []
     installed = [b.prefix for b in __import__("envhub").list_backends()]
-    # Each installed plugin module was imported (to report its status), its backend was not.
+    # Each installed plugin module was imported (to report its status), its backend was not (plain
+    # `envhub list` imports neither: tests/test_cli_list.py).
     assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in IN_REPO)
 
 

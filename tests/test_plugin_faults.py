@@ -273,9 +273,10 @@ def test_envhub_list_shows_a_raising_register_hook_as_an_error_row_without_impor
     assert {b.prefix: b.status for b in registry.list_backends()}["fakelate"] == "error"  # seen failing: shown
 
     switch = {"ENVHUB_PLUGINS": "fakehook,fakelate,fakeok"}
-    assert _statuses(envhub_cli(site, "list", env=switch)) == {"fakehook": "error", "fakelate": "ok", "fakeok": "ok"}
-    assert f"fakehook: The envhub {reason}" in envhub_cli(site, "list", env=switch).stdout
-    listed = {row["prefix"]: row for row in json.loads(envhub_cli(site, "list", "--json", env=switch).stdout)}
+    check = ("list", "--check")  # plain `envhub list` imports no plugin: metadata alone (tests/test_cli_list.py)
+    assert _statuses(envhub_cli(site, *check, env=switch)) == {"fakehook": "error", "fakelate": "ok", "fakeok": "ok"}
+    assert f"fakehook: The envhub {reason}" in envhub_cli(site, *check, env=switch).stdout
+    listed = {row["prefix"]: row for row in json.loads(envhub_cli(site, *check, "--json", env=switch).stdout)}
     assert set(listed["fakehook"]) == {
         "schema",
         "prefix",
@@ -323,7 +324,7 @@ def test_system_exit_at_import_is_that_plugins_failure(site):
     assert rows["fakeok"].status == "ok"
     with pytest.raises(PluginLoadError, match=r"'fakeexit' \(fake-plugin-exit\) failed: SystemExit: this plugin exits"):
         registry.make("fakeexit/X-v0")
-    run = envhub_cli(site, "list")
+    run = envhub_cli(site, "list", "--check")
     assert run.returncode == 0 and run.stderr == ""
     table = run.stdout.split("\n\n")[0].splitlines()[1:]
     status = {line.split()[0]: line.split()[-1] for line in table}
@@ -332,7 +333,7 @@ def test_system_exit_at_import_is_that_plugins_failure(site):
 
 def test_a_real_keyboard_interrupt_still_interrupts(site):
     write_dist(site, "fake-plugin-int", {"fakeint": "fake_plugin_int"}, {"fake_plugin_int": INTERRUPTED_AT_IMPORT})
-    run = envhub_cli(site, "list")
+    run = envhub_cli(site, "list", "--check")
     assert run.returncode not in (0, 1, 2, 3) and "KeyboardInterrupt" in run.stderr and "PREFIX" not in run.stdout
 
 

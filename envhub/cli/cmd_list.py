@@ -1,4 +1,9 @@
-"""``envhub list [PREFIX]``: the installed backends and their status, or every id of one backend."""
+"""``envhub list [PREFIX]``: the installed backends and their status, or every id of one backend.
+
+The table comes from entry-point metadata (``envhub.registry.discovery``): it imports no plugin, no
+backend library and no jax. ``--check`` imports each plugin module and probes its hooks, ``--deep``
+runs them in full; ``PREFIX`` loads that one plugin to list its ids.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import sys
 from typing import Any
 
 from envhub.cli.common import EXIT_OK, print_table
-from envhub.registry.loading import switches
+from envhub.registry.discovery import installed_backends, switches
 
 NAME = "list"
 #: The version of the ``--json`` fields (docs/cli.md): fields may be added within a schema, never
@@ -38,6 +43,12 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("prefix", nargs="?", help="a backend prefix, e.g. gymnax")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument(
+        "--check",
+        action="store_true",
+        help="import each plugin module (never a backend library) and run its hooks up to their first import of "
+        "one, so a plugin that fails to import or whose hook raises shows as status error; adds backend notes",
+    )
+    p.add_argument(
         "--deep",
         action="store_true",
         help="run each backend's envhub_register_envs hook in full (imports the backend libraries; without it, "
@@ -46,11 +57,19 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def statuses(check: bool = False, deep: bool = False) -> list[Any]:
+    """The rows of ``envhub list``: from metadata, or from the registry when asked to load (``check``,
+    ``deep``) or when this process uses it already (its in-process backends and what it has loaded count)."""
+    if not (check or deep) and "envhub.registry.api" not in sys.modules:
+        return installed_backends()
     import envhub
 
+    return envhub.default_registry().list_backends(deep=deep, load=check)
+
+
+def run(args: argparse.Namespace) -> int:
     if args.prefix is None:
-        backends = envhub.list_backends(deep=args.deep)
+        backends = statuses(args.check, args.deep)
         if args.json:
             print(json.dumps([backend_row(b) for b in backends], indent=2))
             return EXIT_OK
@@ -74,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         if hidden:
             print(f"\n{hidden} is set: installed plugins it does not name are not listed.")
         return EXIT_OK
+    import envhub
+
     specs = envhub.list_envs(args.prefix)
     if args.json:
         print(json.dumps([env_row(s) for s in specs], indent=2))
@@ -87,4 +108,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["JSON_SCHEMA", "NAME", "add_arguments", "backend_row", "env_row", "run"]
+__all__ = ["JSON_SCHEMA", "NAME", "add_arguments", "backend_row", "env_row", "run", "statuses"]

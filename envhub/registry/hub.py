@@ -1,8 +1,8 @@
 """Find backend plugins through entry points, load each one only when its prefix is used.
 
 Discovery reads entry-point metadata only. A plugin module is imported the first time its prefix is used
-(``make``, ``list_envs``) or its status asked for (``list_backends``); a failure is recorded against that
-plugin alone. Environment variables (read when a ``Registry`` is created):
+(``make``, ``list_envs``) or its status asked for (``list_backends``, unless ``load=False``); a failure is
+recorded against that plugin alone. Environment variables (read when a ``Registry`` is created):
 
 - ``ENVHUB_DISABLE_PLUGIN_AUTOLOAD=1``: read no entry points (only in-process registrations).
 - ``ENVHUB_PLUGINS=gymnax,brax``: consider only these entry points.
@@ -29,6 +29,7 @@ from envhub.errors import (
     UnknownEnvError,
 )
 from envhub.registry import hookspecs, plugin_api
+from envhub.registry.discovery import ENTRY_POINT_GROUP, metadata_status
 from envhub.registry.hook_probe import probe
 from envhub.registry.kwargs_check import check as check_kwargs
 from envhub.registry.loading import (
@@ -42,13 +43,9 @@ from envhub.registry.loading import (
     switches,
     unknown_backend,
 )
-from envhub.registry.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements
-from envhub.registry.plugin_api import normalize as _normalize
+from envhub.registry.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements, normalize
 from envhub.registry.specs import BackendStatus, EnvSpec, split_id
 from envhub.registry.specs import check_prefix as _check_prefix
-
-ENTRY_POINT_GROUP = "envhub.backends"
-
 
 @dataclasses.dataclass
 class _Backend:
@@ -99,7 +96,7 @@ class Registry:
             known = self._backends.get(prefix)
             if known is None:
                 self._backends[prefix] = _Backend(prefix, origin, version, entry_point=ep)
-            elif _normalize(known.origin) != _normalize(origin):
+            elif normalize(known.origin) != normalize(origin):
                 known.error = DuplicatePrefixError(prefix, known.origin, origin)
 
     def register_backend(self, prefix: str, plugin: Any, *, replace: bool = False) -> None:
@@ -248,16 +245,20 @@ class Registry:
         """Every environment the backend ``prefix`` offers, available or not, sorted by name."""
         return sorted((self._envs(prefix, refresh=True) or {}).values(), key=lambda s: s.name.lower())
 
-    def list_backends(self, *, deep: bool = False) -> list[BackendStatus]:
+    def list_backends(self, *, deep: bool = False, load: bool = True) -> list[BackendStatus]:
         """The status of every known backend; importing each plugin module, never a backend library.
 
         A hook that raises shows as status ``error``. ``envhub_register_envs`` runs up to its first import of
         a library not loaded yet (``envhub.registry.hook_probe``): a hook that raises after importing its backend shows
         only once seen failing, or with ``deep=True``, which runs every hook in full (importing the libraries).
+        ``load=False`` imports no plugin: one not loaded yet is reported from its metadata (``discovery``).
         """
         rows = []
         for prefix in sorted(self._backends):
             backend = self._backends[prefix]
+            if not (load or deep) and backend.plugin is None and backend.error is None and backend.entry_point:
+                rows.append(metadata_status(prefix, backend.entry_point))
+                continue
             status, reason = "ok", ""
             try:
                 self._envs(prefix, probing=not deep)

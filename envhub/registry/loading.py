@@ -6,24 +6,19 @@ Whatever a plugin raises there, ``SystemExit`` included, becomes an envhub error
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any
 
 from envhub.core.env import Environment
 from envhub.errors import EnvhubError, PluginLoadError, UnknownBackendError
+from envhub.registry.discovery import AUTOLOAD_SWITCH, SELECT_SWITCH, switches
 from envhub.registry.factory_errors import refusal
 from envhub.registry.plugin_api import missing_error, plugin_install_line
 from envhub.registry.specs import BATCHING_MODES, EnvSpec
 
 #: What a plugin may raise that must not escape it: every ``Exception`` and ``SystemExit`` (not ``KeyboardInterrupt``).
 PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
-
-#: Set (not "0") to read no entry points: only in-process registrations count.
-AUTOLOAD_SWITCH = "ENVHUB_DISABLE_PLUGIN_AUTOLOAD"
-#: A comma-separated list of prefixes: only those entry points are considered.
-SELECT_SWITCH = "ENVHUB_PLUGINS"
 
 
 def load_plugin(prefix: str, origin: str, entry_point: metadata.EntryPoint) -> Any:
@@ -108,16 +103,6 @@ def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]
 def _making(spec: EnvSpec, kwargs: dict[str, Any]) -> str:
     shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if not (k == "num_envs" and v is None))
     return f"while making {spec.id!r}" + (f" with {shown}" if shown else "")
-
-
-def switches() -> dict[str, str]:
-    """The plugin switches set in the environment (``ENVHUB_DISABLE_PLUGIN_AUTOLOAD``, ``ENVHUB_PLUGINS``) and their values."""
-    found = {}
-    if os.environ.get(AUTOLOAD_SWITCH, "") not in ("", "0"):
-        found[AUTOLOAD_SWITCH] = os.environ[AUTOLOAD_SWITCH]
-    if os.environ.get(SELECT_SWITCH):
-        found[SELECT_SWITCH] = os.environ[SELECT_SWITCH]
-    return found
 
 
 def unknown_backend(prefix: str, known: list[str], group: str, active: dict[str, str]) -> UnknownBackendError:
