@@ -284,5 +284,5 @@ def test_params_bounds_and_which_params_an_env_has():
     shape = r"params\['ruleset'\].rules .* has shape \(2, 7\); it takes shape \(1, 7\)"
     with pytest.raises(InvalidArgumentError, match=shape):
         xland.init(jax.random.key(0), params=wrong)
-    with pytest.raises(ValueError, match="more than 1 and 1"):
+    with pytest.raises(InvalidArgumentError, match="more than num_rules=1 and num_tiles=1"):
         pad_ruleset(_hold(TILES_REGISTRY[Tiles.BALL, Colors.RED]), 1, 1)

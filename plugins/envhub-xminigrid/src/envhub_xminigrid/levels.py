@@ -12,13 +12,17 @@ from xminigrid.core.constants import TILES_REGISTRY, Colors, Tiles
 from xminigrid.core.rules import EmptyRule
 from xminigrid.types import RuleSet
 
+from envhub.plugin import InvalidArgumentError
+
 
 def pad_ruleset(ruleset: RuleSet, num_rules: int, num_tiles: int) -> RuleSet:
     """``ruleset`` with ``num_rules`` rules and ``num_tiles`` initial tiles: the missing ones empty."""
     rules, tiles = jnp.asarray(ruleset.rules), jnp.asarray(ruleset.init_tiles)
     if rules.shape[0] > num_rules or tiles.shape[0] > num_tiles:
-        raise ValueError(
-            f"the ruleset has {rules.shape[0]} rules and {tiles.shape[0]} tiles: more than {num_rules} and {num_tiles}"
+        raise InvalidArgumentError(
+            f"pad_ruleset: the ruleset has {rules.shape[0]} rules and {tiles.shape[0]} tiles, more than "
+            f"num_rules={num_rules} and num_tiles={num_tiles}; pad to at least as many (make the env with a ruleset "
+            f"padded that far, so its params take them)"
         )
     empty_rule = jnp.broadcast_to(EmptyRule().encode(), (num_rules - rules.shape[0], rules.shape[1]))
     empty_tile = jnp.broadcast_to(TILES_REGISTRY[Tiles.EMPTY, Colors.EMPTY], (num_tiles - tiles.shape[0], 2))
