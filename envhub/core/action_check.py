@@ -4,14 +4,14 @@
 rule for values is the same everywhere: an out-of-range ``Discrete``/``MultiDiscrete`` value or a
 non-finite value in a float ``Box`` is an ``ActionError`` (out-of-bounds finite ``Box`` values are
 left to the backend, which clips them). ``value_problem`` words it; ``host_value_checker`` applies
-it to actions on the host. Where values are checked (eagerly, in jit, on the host) is
+it to actions on the host, and ``host_action_checker`` both rules (the exports, before their compiled step). Where values are checked (eagerly, in jit, on the host) is
 ``envhub.core.checking``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -25,32 +25,97 @@ VALUES_FIX = (
     "pass values inside the space (e.g. env.action_space.sample(key)); "
     "envhub.make(..., validate_actions=False) skips this check"
 )
+STRUCTURE_FIX = "pass one action per entry of the action space, no more (e.g. env.action_space.sample(key))"
 
 
-def check_action(env_id: str, space: spaces.Space, action: Any) -> Any:
+def check_action(env_id: str, space: spaces.Space, action: Any, *, on_host: bool = False) -> Any:
     """Check ``action`` against ``space`` at trace time and cast it to the space's dtype.
 
+    ``on_host=True``: the same rule on the host, with NumPy; the arrays come back uncast (``host_action_checker``
+    casts them after the value check, so that a value the cast would wrap is refused).
+
     Raises:
-        ActionError: wrong pytree structure, wrong shape, or floats for an integer space.
+        ActionError: wrong pytree structure (naming missing and unknown keys), wrong shape, floats for an integer
+            space, or not numbers; for a leaf of a ``Tree``, the message names its path (e.g. ``['agent_0']``).
     """
-    if isinstance(space, spaces.Tree):
-        try:
-            leaves = space.treedef.flatten_up_to(action)
-        except (ValueError, TypeError) as exc:
-            raise ActionError(env_id, f"structure does not match ({exc})", space) from None
-        return space.treedef.unflatten([check_action(env_id, s, a) for s, a in zip(space.leaves, leaves)])
+    if not isinstance(space, spaces.Tree):
+        return _checked_leaf(env_id, space, action, on_host)
     try:
-        array = jnp.asarray(action)
+        leaves = space.treedef.flatten_up_to(action)
+    except (ValueError, TypeError) as exc:
+        raise ActionError(env_id, _structure_problem(space, action, exc), space, fix=STRUCTURE_FIX) from None
+    checked = [_checked_leaf(env_id, s, a, on_host, (space, i)) for i, (s, a) in enumerate(zip(space.leaves, leaves))]
+    return space.treedef.unflatten(checked)
+
+
+def _checked_leaf(env_id: str, space: spaces.Space, action: Any, on_host: bool, where: Any = None) -> Any:
+    """One leaf through the rule; ``where``: ``(tree, leaf index)`` of a ``Tree``'s leaf, named in the messages."""
+    try:
+        array = np.asarray(action) if on_host else jnp.asarray(action)
     except (TypeError, ValueError):  # jax says ValueError for None, TypeError for strings
-        raise ActionError(env_id, f"{action!r} is not an array", space) from None
-    if array.shape != space.shape:
-        raise ActionError(env_id, f"shape {array.shape} where {space.shape} is needed", space)
+        raise ActionError(env_id, f"{_at(where)}{action!r} is not an array", space) from None
+    except OverflowError:  # a Python int too large for jax's 32-bit integers
+        raise ActionError(
+            env_id, f"{_at(where)}{action!r} does not fit a 32-bit integer", space, fix=VALUES_FIX
+        ) from None
     kind = array.dtype.kind
-    if space.dtype.kind in "iu" and kind not in "iub":
-        raise ActionError(env_id, f"dtype {array.dtype.name} where integers are needed", space)
+    if kind not in "biufc":  # NumPy holds None or text as objects or strings; jax refuses them above
+        raise ActionError(env_id, f"{_at(where)}{action!r} is not an array", space)
+    if array.shape != space.shape:
+        raise ActionError(env_id, f"{_at(where)}shape {array.shape} where {space.shape} is needed", space)
+    want = "integers" if space.dtype.kind in "iu" and kind not in "iub" else None
     if space.dtype.kind == "f" and kind not in "fiub":
-        raise ActionError(env_id, f"dtype {array.dtype.name} where floats are needed", space)
-    return array if array.dtype == space.dtype else array.astype(space.dtype)
+        want = "floats"
+    if want is not None:
+        dtype = np.dtype(jax.dtypes.canonicalize_dtype(array.dtype)).name  # as jax holds it, on the host too
+        scalar = action.item() if isinstance(action, (np.ndarray, np.generic)) and action.size == 1 else action
+        value = f"{scalar!r} has " if isinstance(scalar, (bool, int, float, complex)) else ""
+        raise ActionError(env_id, f"{_at(where)}{value}dtype {dtype} where {want} are needed", space)
+    return array if on_host or array.dtype == space.dtype else array.astype(space.dtype)
+
+
+def _at(where: Any) -> str:
+    """``at action['agent_0']: `` for a ``Tree``'s leaf (read only on errors: finding the path costs microseconds)."""
+    return f"at action{_leaf_paths(where[0])[where[1]]}: " if where is not None else ""
+
+
+def _structure_problem(space: spaces.Tree, action: Any, exc: Exception) -> str:
+    """Why ``action`` does not have ``space``'s structure: the missing and unknown keys of a dict, else JAX's words."""
+    if isinstance(space.spaces, dict) and isinstance(action, Mapping):
+        missing = [k for k in space.spaces if k not in action]
+        unknown = [k for k in action if k not in space.spaces]
+        parts = [f"no action for {missing}"] * bool(missing) + [f"unknown keys {unknown}"] * bool(unknown)
+        if parts:
+            return f"structure does not match: {' and '.join(parts)} (the keys are {list(space.spaces)})"
+    return f"structure does not match ({exc})"
+
+
+def _leaf_paths(space: spaces.Tree) -> list[str]:
+    """Each leaf's path in ``space``, as ``jax.tree_util.keystr`` writes it (``['agent_0']``)."""
+    flat, _ = jax.tree_util.tree_flatten_with_path(space.spaces, is_leaf=lambda s: isinstance(s, spaces.Space))
+    return [jax.tree_util.keystr(p) for p, _ in flat]
+
+
+def host_action_checker(env_id: str, space: spaces.Space) -> Callable[[Any, bool], Any]:
+    """``(action, values) -> NumPy action`` for an action on the host (the exports, before their compiled step): the
+    rule of ``env.step`` with its errors (``check_action``, then, when ``values``, ``host_value_checker``), cast to
+    the space's dtypes last.
+    """
+    check_values = host_value_checker(env_id, space)
+    tree = space if isinstance(space, spaces.Tree) else None
+
+    def check(action: Any, values: bool) -> Any:
+        action = check_action(env_id, space, action, on_host=True)
+        if values:
+            check_values(action)
+        if tree is None:
+            return action if action.dtype == space.dtype else action.astype(space.dtype)
+        leaves = tree.treedef.flatten_up_to(action)
+        return tree.treedef.unflatten(
+            [x if x.dtype == s.dtype else x.astype(s.dtype) for x, s in zip(leaves, tree.leaves)]
+        )
+
+    return check
 
 
 def host_value_checker(env_id: str, space: spaces.Space) -> Callable[[Any], None]:
@@ -120,9 +185,7 @@ def value_problem(space: spaces.Space, leaves: Any) -> str | None:
 def leaves_to_check(space: spaces.Space) -> list[tuple[str, spaces.Space, int]]:
     """``(path, leaf space, leaf index)`` of every leaf whose values need checking."""
     if isinstance(space, spaces.Tree):
-        flat, _ = jax.tree_util.tree_flatten_with_path(space.spaces, is_leaf=lambda s: isinstance(s, spaces.Space))
-        paths = [jax.tree_util.keystr(p) for p, _ in flat]
-        return [(p, s, i) for i, (p, s) in enumerate(zip(paths, space.leaves)) if _checked(s)]
+        return [(p, s, i) for i, (p, s) in enumerate(zip(_leaf_paths(space), space.leaves)) if _checked(s)]
     return [("", space, 0)] if _checked(space) else []
 
 
@@ -149,9 +212,11 @@ def value_range(space: spaces.MultiDiscrete) -> tuple[Any, Any]:
 
 
 __all__ = [
+    "STRUCTURE_FIX",
     "VALUES_FIX",
     "any_invalid",
     "check_action",
+    "host_action_checker",
     "host_value_checker",
     "invalid_mask",
     "leaves_to_check",

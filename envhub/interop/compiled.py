@@ -13,9 +13,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.core.action_check import host_value_checker
+from envhub.core.action_check import host_action_checker
 from envhub.core.env import Environment, values_checked_by_caller
-from envhub.errors import InvalidArgumentError
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
 from envhub.interop.packing import Packer
 
 
@@ -31,6 +31,13 @@ def seed_key(seed: Any) -> jax.Array:
 def drawn_modes(env: Environment[Any, Any, Any]) -> list[str]:
     """The render modes an export of ``env`` offers (its metadata's ``render_modes``): ``rgb_array`` where ``env`` draws."""
     return ["rgb_array"] if "rgb_array" in env.render_modes else []
+
+
+def known_agent(env_id: str, agents: list[str], agent: Any, method: str) -> str:
+    """``agent`` if it is one of ``agents`` (the PettingZoo exports' per-agent calls), else an error naming them."""
+    if isinstance(agent, str) and agent in agents:
+        return agent
+    raise InvalidArgumentError(f"{method}({agent!r}) of {env_id!r}: no such agent; the agents are {agents}.")
 
 
 class Runner:
@@ -66,7 +73,7 @@ class Runner:
             state, ts = env.reset(sub, state, where=where)
             return self._finish("reset_where", key, state, ts)
 
-        self._check_values = host_value_checker(env.id, env.action_space)
+        self._check_action = host_action_checker(env.id, env.action_space)
         self._init = jax.jit(init)
         self._step = jax.jit(step)
         self._reset_where = jax.jit(reset_where)
@@ -88,6 +95,7 @@ class Runner:
 
     def reset(self, seed: Any = None) -> Any:
         """Start every env from scratch; the first TimeStep on the host."""
+        self._check_open("reset")
         if seed is not None:
             self.key = seed_key(seed)
         self.key, sub = jax.random.split(self.key)
@@ -96,25 +104,37 @@ class Runner:
 
     def reset_where(self, where: np.ndarray) -> Any:
         """Start new episodes where ``where``; the TimeStep on the host (its other entries unspecified)."""
-        self._check_started()
+        self.check_started("reset")
         self.carry, out = self._reset_where(self.carry, where)
         return self._host("reset_where", out)
 
     def step(self, action: Any) -> Any:
-        """One step of every env (auto-resetting in the same step); the TimeStep on the host."""
-        self._check_started()
-        if self.env.validate_actions:
-            self._check_values(action)
+        """One step of every env (auto-resetting in the same step); the TimeStep on the host.
+
+        Raises:
+            ActionError: ``action`` is one ``env.step`` refuses (checked here, on the host, by its rule), before
+                anything runs: the export stays usable.
+        """
+        self.check_started("step")
+        action = self._check_action(action, bool(self.env.validate_actions))
         self.carry, out = self._step(self.carry, action)
         return self._host("step", out)
 
     def render(self) -> Any:
-        self._check_started()
+        self.check_started("render")
         return np.asarray(self.env.render(self._unpack(self.carry)[1]))
 
-    def _check_started(self) -> None:
+    def _check_open(self, method: str) -> None:
+        if self.env.closed:  # the compiled functions no longer ask the env: the export does
+            raise ClosedEnvironmentError(self.env.id, method)
+
+    def check_started(self, method: str) -> None:
+        """Raise unless ``reset`` has run (``InvalidArgumentError``) and the env is open (``ClosedEnvironmentError``)."""
+        self._check_open(method)
         if self.carry is None:
-            raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
+            raise InvalidArgumentError(
+                f"{method}() of the export of {self.env.id!r} before reset(): call reset() first."
+            )
 
 
-__all__ = ["Runner", "drawn_modes", "seed_key"]
+__all__ = ["Runner", "drawn_modes", "known_agent", "seed_key"]

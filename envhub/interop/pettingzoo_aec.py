@@ -6,6 +6,11 @@ One compiled call per move (``compiled.Runner``). The agent to act is the player
 name and dtype for the legal-action mask). An agent not to move observes what it saw at its last turn (the
 game's first observation before it has moved). When the game ends every agent is done; each then steps with
 ``None`` and leaves ``agents``, as PettingZoo's own classic games do; call ``reset`` for the next game.
+
+``step`` refuses what ``env.step`` refuses, with its errors (``ActionError``; checked on the host before anything
+runs, so the export stays usable). Lifecycle mistakes (``step``/``observe`` before ``reset``, ``step`` once every
+agent has left, an action for a done agent, an unknown agent) are ``InvalidArgumentError``; use after ``close`` is
+``ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import numpy as np
 import pettingzoo
 
 from envhub.core.env import Environment
+from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner, drawn_modes
+from envhub.interop.compiled import Runner, drawn_modes, known_agent
 
 
 class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
@@ -43,12 +49,16 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
         self._seen: dict[str, Any] = {}
 
     def observation_space(self, agent: str) -> Any:
+        known_agent(self.env.id, self.possible_agents, agent, "observation_space")
         return self._obs_space
 
     def action_space(self, agent: str) -> Any:
+        known_agent(self.env.id, self.possible_agents, agent, "action_space")
         return self._action_space
 
     def observe(self, agent: str) -> Any:
+        known_agent(self.env.id, self.possible_agents, agent, "observe")
+        self._runner.check_started("observe")
         return self._seen[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -63,12 +73,22 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
         self.agent_selection = self.possible_agents[int(ts.obs["current_player"])]
 
     def step(self, action: Any) -> None:
+        self._runner.check_started("step")
+        if not self.agents:
+            raise InvalidArgumentError(
+                f"step() of {self.env.id!r}: the game is over and every agent has left: call reset()."
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise InvalidArgumentError(
+                    f"step({action!r}) of {self.env.id!r}: {agent!r} is done, so its only valid action is None "
+                    f"(PettingZoo's rule): step(None) until agents is empty, then reset()."
+                )
             self._was_dead_step(action)
             return
+        ts = self._runner.step(action)  # refuses, as env.step does, before anything runs
         self._cumulative_rewards[agent] = 0.0
-        ts = self._runner.step(np.asarray(action, self._action_space.dtype))
         self.rewards = {a: float(ts.reward[a]) for a in self.agents}
         if bool(ts.terminated) or bool(ts.truncated):
             reached = self._as_seen(ts.obs if ts.final_obs is None else ts.final_obs)

@@ -5,20 +5,24 @@ One compiled call per step (``compiled.Runner``), as the gymnasium exports. Epis
 once (envhub's episode-level ``terminated``/``truncated``): on that step every agent is reported done and
 leaves ``agents``; call ``reset`` to start the next. An agent that ended earlier (a dead SMAX unit) stays in
 ``agents`` with the backend's values for it, as in envhub; its ``infos[agent]["agent_done"]`` says so.
+
+``step`` refuses what ``env.step`` refuses, with its errors (``ActionError`` naming the agent, the value and the fix;
+checked on the host before anything runs, so the export stays usable); lifecycle mistakes (``step`` before ``reset``
+or after the episode's end, an unknown agent) are ``InvalidArgumentError``, use after ``close`` is
+``ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-import numpy as np
 import pettingzoo
 
 from envhub import spaces
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner, drawn_modes
+from envhub.interop.compiled import Runner, drawn_modes, known_agent
 
 
 class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
@@ -38,10 +42,10 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
         self._runner = Runner(env, seed)
 
     def observation_space(self, agent: str) -> Any:
-        return self._obs_spaces[agent]
+        return self._obs_spaces[known_agent(self.env.id, self.possible_agents, agent, "observation_space")]
 
     def action_space(self, agent: str) -> Any:
-        return self._action_spaces[agent]
+        return self._action_spaces[known_agent(self.env.id, self.possible_agents, agent, "action_space")]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, Any]:
         ts = self._runner.reset(seed)
@@ -49,12 +53,11 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
         return {a: ts.obs[a] for a in self.agents}, {a: self._agent_info(ts.info, a) for a in self.agents}
 
     def step(self, actions: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
-        missing = sorted(set(self.possible_agents) - set(actions))
-        if missing or not self.agents:
-            why = f"no action for {missing}" if missing else "the episode has ended: call reset()"
-            raise InvalidArgumentError(f"step({sorted(actions)}) on {self.env.id!r}: {why}.")
-        batch = {a: np.asarray(actions[a], self._action_spaces[a].dtype) for a in self.possible_agents}
-        ts = self._runner.step(batch)
+        if not self.agents and self._runner.carry is not None and not self.env.closed:
+            raise InvalidArgumentError(
+                f"step() of {self.env.id!r}: the episode has ended: call reset() (agents is empty)."
+            )
+        ts = self._runner.step(actions)  # refuses, as env.step does, before anything runs
         agents = list(self.agents)
         obs = ts.obs if ts.final_obs is None else ts.final_obs
         terminated, truncated = bool(ts.terminated), bool(ts.truncated)
