@@ -8,14 +8,14 @@ import functools
 import itertools
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 from jax._src import checkify as checkify_internals
 from jax.experimental import checkify
 
 from envhub.core.checking import CHECKIFY_SUFFIX, STOP, report_in_jit
-from envhub.errors import ActionError
+from envhub.errors import ActionError, InvalidArgumentError
 
 
 def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -25,7 +25,13 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     ``report_in_jit()``; after each call the first failed check is raised: an ``ActionError`` (same
     message as eagerly) for an action value, checkify's own error for any other user check. The
     program stays pure XLA; the cost is the reductions and the error outputs
-    (``benchmarks/action_validation.py``).
+    (``benchmarks/action_validation.py``). A host env refuses in its own callback: the ``ActionError`` JAX wraps
+    in its runtime error is raised as itself.
+
+    Raises:
+        ActionError: an invalid action value, on every backend.
+        InvalidArgumentError: called while traced (``jax.jit(envhub.checked(fn))``, under ``vmap`` or ``scan``):
+            ``checked`` compiles ``fn`` itself and raises from concrete results, so it must be the outermost call.
     """
     if not callable(fn):
         raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
@@ -45,11 +51,12 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
             try:
                 with report_in_jit():
                     error, out = run(*args, **kwargs)
-            except ValueError as exc:
+            except (jax.errors.JaxRuntimeError, ValueError, RuntimeError) as exc:
                 if "batched while" not in str(exc):
-                    raise
+                    _raise_action_error(exc)
                 checkify_works[0] = False
             else:
+                _refuse_traced(fn, error, out)
                 message = error.get()
                 if message is not None:
                     if message.startswith(ActionError.PREFIX):
@@ -60,15 +67,36 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
         # checks become the strict hard stop for this function, and its error is raised as ours
         with report_in_jit(STOP):
             try:
-                return stop(*args, **kwargs)
-            except (jax.errors.JaxRuntimeError, ValueError, RuntimeError) as exc:  # JAX wraps the callback's
-                text = str(exc)
-                if ActionError.PREFIX not in text:
-                    raise
-                message = ActionError.PREFIX + text.split(ActionError.PREFIX, 1)[1].split("\n", 1)[0]
-                raise ActionError.from_message(message) from None
+                out = stop(*args, **kwargs)
+            except (jax.errors.JaxRuntimeError, ValueError, RuntimeError) as exc:
+                _raise_action_error(exc)
+            _refuse_traced(fn, out)
+            return out
 
     return call
+
+
+def _raise_action_error(exc: BaseException) -> NoReturn:
+    """Raise the ``ActionError`` JAX wrapped in its runtime error (a host callback's: the strict stop's, a host
+    env's), else ``exc`` itself."""
+    text = str(exc)
+    if ActionError.PREFIX not in text:
+        raise exc
+    message = ActionError.PREFIX + text.split(ActionError.PREFIX, 1)[1].split("\n", 1)[0]
+    raise ActionError.from_message(message) from None
+
+
+def _refuse_traced(fn: Callable[..., Any], *results: Any) -> None:
+    """Raise when ``checked`` itself runs under a JAX transformation: the leaves of the first of ``results`` that has
+    any (checkify's few error leaves, before the function's own) are tracers."""
+    leaves = next((x for x in map(jax.tree.leaves, results) if x), [])
+    if any(isinstance(x, jax.core.Tracer) for x in leaves):
+        raise InvalidArgumentError(
+            f"envhub.checked({getattr(fn, '__name__', fn)!s}) was called with traced values (inside jax.jit, "
+            f"jax.vmap, lax.scan, ...): checked already compiles the function and raises from its results, so it "
+            f"must be the outermost call: use envhub.checked(fn) instead of jax.jit(envhub.checked(fn)), and put "
+            f"vmap or scan inside fn."
+        )
 
 
 _CODES = threading.Lock()
