@@ -243,6 +243,15 @@ def test_kwargs_reach_jaxmarl_and_max_steps_is_refused_with_the_name_to_use():
         envhub.wrappers.NormalizeReward(env)
 
 
+def test_no_agents_is_refused_at_make():
+    """jaxmarl takes num_agents=0 and fails at init (MPE: ZeroDivisionError), -1 inside its make."""
+    for bad in (0, -1):
+        with pytest.raises(InvalidArgumentError, match=rf"num_agents={bad} for 'jaxmarl/MPE_simple_spread_v3': use an"):
+            envhub.make("jaxmarl/MPE_simple_spread_v3", num_agents=bad)
+    with pytest.raises(InvalidArgumentError, match=r"'jaxmarl/MPE_simple_tag_v3' made with .* has no agents"):
+        envhub.make("jaxmarl/MPE_simple_tag_v3", num_good_agents=0, num_adversaries=0)
+
+
 def test_importing_jaxmarl_leaves_stdout_alone():
     """jaxmarl 0.2.0's import resets sys.stdout and prints to it; the plugin keeps both away from the caller
     (in a fresh process, where jaxmarl is not yet imported): `envhub list jaxmarl --json` is JSON."""

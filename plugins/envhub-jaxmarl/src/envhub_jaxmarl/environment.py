@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import JaxStep, draw_each, positive_int, spaces
+from envhub.plugin import InvalidArgumentError, JaxStep, draw_each, positive_int, spaces
 
 
 def import_jaxmarl() -> Any:
@@ -81,7 +81,11 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         self.name, self.family = name, family
         limit = positive_int("max_episode_steps", kwargs.pop("max_episode_steps", None), none="the env's default")
         extra = OWN_LIMIT.get(self.family)
+        if "num_agents" in kwargs:  # jaxmarl takes 0 and fails at init (MPE: ZeroDivisionError), -1 in its make
+            positive_int("num_agents", kwargs["num_agents"], where=f"for 'jaxmarl/{name}'")
         self.marl_env = jaxmarl.make(name, **kwargs)
+        if not self.marl_env.agents:
+            raise InvalidArgumentError(f"'jaxmarl/{name}' made with {kwargs} has no agents: give it at least one.")
         if extra is not None and limit is not None:
             # Set on the built env: the FACMAC variants' constructors take no max_steps, and every family
             # reads the attribute only while stepping.
