@@ -2,8 +2,8 @@
 
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
 not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
-(``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE. Data
-commands take ``--json``; progress goes to stderr.
+(``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE; Ctrl-C
+with 130. Data commands take ``--json``; progress goes to stderr.
 Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
 a new one to ``COMMANDS``.
 """
@@ -19,6 +19,7 @@ from typing import NoReturn
 from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record
 from envhub.cli.common import (
     EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
     EXIT_CHECK_FAILED,
     EXIT_ENVHUB_ERROR,
     EXIT_OK,
@@ -39,7 +40,7 @@ EPILOG = """examples:
   envhub new-plugin mybackend          write envhub-mybackend/, a plugin to start from
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...);
-  141 when stdout is closed early (envhub list | head -1)
+  141 when stdout is closed early (envhub list | head -1), 130 when interrupted (Ctrl-C)
 """
 
 
@@ -69,7 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from envhub.errors import EnvhubError, one_line
 
     try:
-        args = _parser().parse_args(argv)
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version or a usage error: argparse has printed it; return its code
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         code = int(COMMANDS[args.command].run(args))
         sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
         return code
@@ -79,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"envhub: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, and one line instead of a traceback
+        print("\nenvhub: interrupted (KeyboardInterrupt)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush is quiet.
         try:
@@ -95,4 +102,13 @@ def _version() -> str:
     return f"envhub {__version__} (plugin API {', '.join(map(str, SUPPORTED_APIS))})"
 
 
-__all__ = ["COMMANDS", "EXIT_BROKEN_PIPE", "EXIT_CHECK_FAILED", "EXIT_ENVHUB_ERROR", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CHECK_FAILED",
+    "EXIT_ENVHUB_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "main",
+]

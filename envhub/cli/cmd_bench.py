@@ -1,15 +1,20 @@
-"""``envhub bench ID -n 1,64``: steps per second of a jitted ``lax.scan`` rollout, per batch size."""
+"""``envhub bench ID -n 1,64``: steps per second of a jitted ``lax.scan`` rollout, per batch size.
+
+The output paths are checked before anything runs; while a batch size is made and compiled, stderr
+shows ``compiling num_envs=N ... seconds`` (``envhub.cli.progress``), then a bar over the timed repeats.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from envhub.cli.common import EXIT_OK, UsageError, parse_kwargs, print_table
+from envhub.cli.common import EXIT_OK, UsageError, check_output, parse_kwargs, positive_int, print_table
+from envhub.cli.progress import Ticker, bar
 
 NAME = "bench"
+PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
 def add_arguments(sub: Any) -> argparse.ArgumentParser:
@@ -20,8 +25,10 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
         "-n", "--num-envs", default="1", metavar="N[,N...]", help="batch sizes to measure, comma-separated (default 1)"
     )
     p.add_argument("-k", "--kwarg", action="append", default=[], metavar="KEY=VALUE", help="backend keyword argument")
-    p.add_argument("--steps", type=int, default=1000, help="scan length per repeat (default 1000)")
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported (default 5)")
+    p.add_argument("--steps", type=positive_int, default=1000, help="scan length per repeat (default 1000)")
+    p.add_argument(
+        "--repeats", type=positive_int, default=5, help="timed repeats; the median is reported (default 5)"
+    )
     p.add_argument(
         "--json",
         nargs="?",
@@ -30,40 +37,44 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
         metavar="PATH",
         help="write results as JSON to PATH (or stdout without PATH)",
     )
-    p.add_argument("--plot", default=None, metavar="PATH", help="write a PNG plot of steps/s against num_envs")
+    p.add_argument("--plot", default=None, metavar="PATH", help="write a plot (.png, .svg or .pdf) of steps/s")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    import envhub
-    from envhub.tools import bench
-
-    if args.steps < 1 or args.repeats < 1:
-        raise UsageError("--steps and --repeats must be at least 1")
+def batch_sizes(text: str) -> list[int]:
+    """``"1,64"`` as ``[1, 64]``; a ``UsageError`` naming ``text`` unless every item is a positive int."""
     try:
-        sizes = [int(n) for n in args.num_envs.split(",")]
+        sizes = [int(n) for n in text.split(",")]
     except ValueError:
-        raise UsageError(
-            f"--num-envs {args.num_envs!r} must be comma-separated positive ints, e.g. 1,64,1024"
-        ) from None
+        sizes = [0]
     if any(n < 1 for n in sizes):
-        raise UsageError(f"--num-envs {args.num_envs!r} must be comma-separated positive ints, e.g. 1,64,1024")
+        raise UsageError(f"--num-envs {text!r} must be comma-separated positive ints, e.g. 1,64,1024")
+    return sizes
+
+
+def run(args: argparse.Namespace) -> int:
+    sizes = batch_sizes(args.num_envs)
     kwargs = parse_kwargs(args.kwarg)
-
-    def make_env(n: int | None) -> Any:
-        return envhub.make(args.env_id, num_envs=n, **kwargs)
-
+    if args.json not in (None, "-"):
+        check_output(args.json, "--json")
+    if args.plot:
+        check_output(args.plot, "--plot", PLOT_FORMATS)
+        _need_matplotlib()
     results = []
     for size in sizes:
+        with Ticker(f"compiling num_envs={size}", quiet=args.quiet) as ticker:
+            import envhub
+            from envhub.tools import bench
 
-        def on_repeat(i: int, total: int, size: int = size) -> None:
-            if not args.quiet:
-                bar = "#" * i + "." * (total - i)
-                end = "\n" if i == total else ""
-                print(f"\rnum_envs={size:<6} [{bar}] {i}/{total}", end=end, file=sys.stderr, flush=True)
+            def make_env(n: int | None) -> Any:
+                return envhub.make(args.env_id, num_envs=n, **kwargs)
 
-        results.append(bench.measure(make_env, size, args.steps, args.repeats, on_repeat))
+            def on_repeat(i: int, total: int, size: int = size, ticker: Ticker = ticker) -> None:
+                ticker.stop()
+                bar(f"num_envs={size:<6}", i, total, args.quiet, width=min(total, 30))
+
+            results.append(bench.measure(make_env, size, args.steps, args.repeats, on_repeat))
     document = bench.report(results)
     if args.json == "-":
         print(json.dumps(document, indent=2))
@@ -84,4 +95,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["NAME", "add_arguments", "run"]
+def _need_matplotlib() -> None:
+    import importlib.util
+
+    from envhub.errors import MissingDependencyError
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise MissingDependencyError("envhub bench --plot", "matplotlib", "pip install matplotlib")
+
+
+__all__ = ["NAME", "PLOT_FORMATS", "add_arguments", "batch_sizes", "run"]

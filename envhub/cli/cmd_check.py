@@ -28,10 +28,11 @@ def run(args: argparse.Namespace) -> int:
     kwargs = parse_kwargs(args.kwarg)
     spec = envhub.default_registry().spec(args.env_id)
     options = testing.options_for(spec)
-    only = args.only.split(",") if args.only else None
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only is not None else None
     unknown = [n for n in only or [] if n not in testing.CHECKS]
-    if unknown:
-        raise UsageError(f"--only {unknown[0]!r} is not a check; the checks are: {', '.join(testing.CHECKS)}")
+    if unknown or only == []:
+        what = f"{unknown[0]!r} is not a check" if unknown else f"{args.only!r} names no check"
+        raise UsageError(f"--only {what}; the checks are: {', '.join(testing.CHECKS)}")
 
     def make_env(**extra: Any) -> Any:
         return envhub.make(args.env_id, num_envs=args.num_envs, **{**kwargs, **extra})

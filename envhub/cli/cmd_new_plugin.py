@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envhub.cli.common import EXIT_OK
+from envhub.cli.common import EXIT_OK, writable_folder
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable  # Python 3.11+; only annotations name it
@@ -77,7 +77,8 @@ def create(name: str, directory: Path | str, *, version: str = "0.1.0") -> list[
     """Write the plugin ``envhub-<name>`` into the new folder ``directory``; return the files written.
 
     Raises:
-        InvalidArgumentError: ``name`` breaks the rule, or ``directory`` exists already.
+        InvalidArgumentError: ``name`` breaks the rule, ``directory`` exists already, or is under a file or in a
+            folder that cannot be written.
     """
     from envhub.errors import InvalidArgumentError
 
@@ -88,14 +89,26 @@ def create(name: str, directory: Path | str, *, version: str = "0.1.0") -> list[
             f"{str(directory)!r} already exists; envhub new-plugin writes a new folder and never overwrites "
             f"one: pass another --dir, or move {str(directory)!r} away."
         )
+    ancestor = next(p for p in (directory, *directory.parents, Path(".")) if p.exists())
+    shown = f"--dir {str(directory)!r}"
+    if not ancestor.is_dir():
+        raise InvalidArgumentError(f"{shown}: {str(ancestor)!r} is a file, not a folder; pick a path in a folder.")
+    writable_folder(ancestor, shown)
     files = render(name, version=version)
-    directory.mkdir(parents=True)
     written = []
-    for relative, text in files.items():
-        path = directory / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
+    try:
+        directory.mkdir(parents=True)
+        for relative, text in files.items():
+            path = directory / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+            written.append(path)
+    except OSError as exc:
+        raise InvalidArgumentError(
+            f"{shown}: writing {str(exc.filename or directory)!r} failed ({exc.strerror or exc}) after "
+            f"{len(written)} of {len(files)} files; free the space or pick another --dir, and delete "
+            f"{str(directory)!r} first."
+        ) from None
     return written
 
 

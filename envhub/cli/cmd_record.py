@@ -1,4 +1,8 @@
-"""``envhub record ID --out PATH``: run a policy and write the episode as GIF, MP4 or (brax) HTML."""
+"""``envhub record ID --out PATH``: run a policy and write the episode as GIF, MP4 or (brax) HTML.
+
+Everything that can be known before the rollout is checked first: the arguments, the output path, that
+the env draws, and one frame of its first state (a missing drawing library fails here, with its pip line).
+"""
 
 from __future__ import annotations
 
@@ -7,54 +11,56 @@ import json
 import sys
 from typing import Any
 
-from envhub.cli.common import EXIT_OK, UsageError, add_env_arguments, make_env
+from envhub.cli.common import EXIT_OK, add_env_arguments, check_output, make_env, positive_int, seed
+from envhub.cli.progress import Ticker, bar
 
 NAME = "record"
+FORMATS = (".gif", ".mp4", ".html")  # envhub.tools.render.FORMATS, without importing jax here
 
 
 def add_arguments(sub: Any) -> argparse.ArgumentParser:
     """Add the ``envhub record`` parser to ``sub`` (argparse subparsers)."""
     p = add_env_arguments(sub.add_parser(NAME, help="run a policy and write the episode to a GIF, MP4 or HTML file"))
     p.add_argument("--out", required=True, metavar="PATH", help="episode.gif, episode.mp4 or (brax) episode.html")
-    p.add_argument("--steps", type=int, default=200, help="steps to run (default 200); steps + 1 frames")
+    p.add_argument("--steps", type=positive_int, default=200, help="steps to run (default 200); steps + 1 frames")
     p.add_argument("--policy", choices=["random"], default="random", help="the policy (default random)")
     p.add_argument("--index", type=int, default=0, help="which environment of a batch to draw (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="the key's seed (default 0)")
-    p.add_argument("--fps", type=int, default=30, help="frames per second of the file (default 30)")
+    p.add_argument("--seed", type=seed, default=0, help="the key's seed (default 0)")
+    p.add_argument("--fps", type=positive_int, default=30, help="frames per second of the file (default 30)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    import jax
+    from envhub.cli.common import UsageError
 
-    import envhub
-    from envhub.tools.render import check_path, use_silent_sdl_drivers
+    suffix = check_output(args.out, "--out", FORMATS)
+    batch = args.num_envs
+    if (batch is None and args.index != 0) or (batch is not None and not 0 <= args.index < batch):
+        rule = "it picks an env of a batch: add -n N, or leave it out" if batch is None else f"use 0 <= INDEX < {batch}"
+        raise UsageError(f"--index {args.index} is out of range: {rule}")
+    with Ticker(f"making {args.env_id}", quiet=args.quiet) as ticker:
+        import jax
 
-    use_silent_sdl_drivers()  # before any plugin imports pygame: no ALSA or Wayland noise on stderr
-    if args.steps < 1 or args.fps < 1:
-        raise UsageError("--steps and --fps must be at least 1")
-    check_path(args.out)  # before making the environment
+        import envhub
+        from envhub.tools.render import use_silent_sdl_drivers
 
-    def on_frame(i: int, total: int) -> None:
-        if not args.quiet and (i == total or i % max(1, total // 100) == 0):
-            done = 30 * i // total
-            end = "\n" if i == total else ""
-            print(f"\rdrawing [{'#' * done}{'.' * (30 - done)}] {i}/{total}", end=end, file=sys.stderr, flush=True)
+        use_silent_sdl_drivers()  # before any plugin imports pygame: no ALSA or Wayland noise on stderr
+        with make_env(args) as env:
+            check_drawable(env, suffix, args)
+            ticker.phase(f"compiling the rollout of {env.id}" if env.is_jax_native else f"starting {env.id}")
 
-    with make_env(args) as env:
-        policy = envhub.random_policy(env)
-        frames = envhub.record(
-            env,
-            policy,
-            jax.random.key(args.seed),
-            args.steps,
-            args.out,
-            index=args.index,
-            fps=args.fps,
-            on_frame=on_frame,
-        )
-        env_id = env.id
+            def on_frame(i: int, total: int) -> None:
+                ticker.stop()
+                if i == total or i % max(1, total // 100) == 0:
+                    bar("drawing", i, total, args.quiet)
+
+            policy = envhub.random_policy(env)
+            key = jax.random.key(args.seed)
+            frames = envhub.record(
+                env, policy, key, args.steps, args.out, index=args.index, fps=args.fps, on_frame=on_frame
+            )
+            env_id = env.id
     if args.json:
         print(json.dumps({"id": env_id, "path": args.out, "frames": frames, "steps": args.steps}))
     else:
@@ -62,4 +68,68 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["NAME", "add_arguments", "run"]
+def check_drawable(env: Any, suffix: str, args: argparse.Namespace) -> None:
+    """Refuse, before the rollout, an env that cannot draw what ``suffix`` needs; draw one frame of a JAX-native env.
+
+    Raises:
+        RenderError: it has no renderer (the message says how to save its observations instead).
+        MissingDependencyError: its drawing library is not installed (with the plugin's pip line).
+    """
+    import jax
+
+    from envhub.errors import RenderError
+
+    mode = "html" if suffix == ".html" else "rgb_array"
+    if mode not in env.render_modes:
+        if suffix == ".html" and "rgb_array" in env.render_modes:
+            raise RenderError(env.id, "it has no HTML viewer (only brax has one)", "record to .gif or .mp4 instead")
+        raise RenderError(env.id, "it has no renderer (its render_modes is empty)", _save_obs_instead(env.id, args))
+    if env.is_jax_native and mode == "rgb_array":  # a host env draws its first frame before stepping anyway
+        state, _ = env.init(jax.random.key(args.seed))
+        try:
+            env.render(state, None if env.num_envs is None else args.index)
+        except ImportError as exc:  # a MissingDependencyError (an envhub error) passes as the plugin wrote it
+            raise _missing_drawing_library(env.id, exc) from None
+
+
+def _save_obs_instead(env_id: str, args: argparse.Namespace) -> str:
+    """A command that saves the rollout's observations to obs.npz, for this env, batch and kwargs."""
+    from envhub.cli.common import parse_kwargs
+
+    made = [repr(env_id), *([f"num_envs={args.num_envs}"] if args.num_envs else [])]
+    made += [f"{k}={v!r}" for k, v in parse_kwargs(args.kwarg).items()]
+    code = (
+        f"import envhub, jax, numpy; env = envhub.make({', '.join(made)}); "
+        f"t = envhub.rollout(env, envhub.random_policy(env), jax.random.key({args.seed}), {args.steps})[2]; "
+        "numpy.savez('obs.npz', *jax.tree.leaves(t.obs))"
+    )
+    return f'record its observations instead, e.g. to obs.npz: python -c "{code}"'
+
+
+def _missing_drawing_library(env_id: str, exc: ImportError) -> Exception:
+    """The envhub error for an ``ImportError`` while drawing: the plugin's ``render`` extra if it has one."""
+    import re
+
+    from envhub.errors import EnvhubError, MissingDependencyError
+
+    if isinstance(exc, EnvhubError):
+        return exc
+    named = re.match(r"No module named '([^']+)'|([A-Za-z_][\w.]*) is not installed", str(exc))
+    package = exc.name or (named and (named.group(1) or named.group(2))) or "a drawing library"
+    return MissingDependencyError(f"Drawing {env_id}", package, render_install_line(env_id.split("/")[0], package))
+
+
+def render_install_line(prefix: str, package: str) -> str:
+    """``pip install "<plugin's distribution>[render]"`` if the plugin has a ``render`` extra, else the package's."""
+    from importlib import metadata
+
+    from envhub.registry.discovery import ENTRY_POINT_GROUP
+
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name.lower() == prefix.lower() and ep.dist is not None:
+            if "render" in (ep.dist.metadata.get_all("Provides-Extra") or []):
+                return f'pip install "{ep.dist.name}[render]"'
+    return f"pip install {package.split('.')[0]}"
+
+
+__all__ = ["FORMATS", "NAME", "add_arguments", "check_drawable", "render_install_line", "run"]

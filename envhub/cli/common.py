@@ -1,13 +1,18 @@
-"""What the ``envhub`` commands share: exit codes, usage errors, ``-k KEY=VALUE`` parsing, tables, the env arguments."""
+"""What the ``envhub`` commands share: exit codes, usage errors, ``-k KEY=VALUE`` parsing, tables, the env
+arguments, and the check of a file a command will write (before any long work)."""
 
 from __future__ import annotations
 
 import argparse
 import ast
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVHUB_ERROR = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 
 
 class UsageError(Exception):
@@ -41,6 +46,24 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed(text: str) -> int:
+    """An argparse ``type``: a key's seed, an int in [0, 2**63)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an int from 0 to 2**63 - 1")
+    return value
+
+
+#: ``make`` keywords a ``-k`` cannot give: what to use instead.
+NOT_KWARGS = {
+    "num_envs": "use -n N for a batch of N",
+    "mesh": "a jax.sharding.Mesh cannot be written on the command line: call envhub.make(ID, mesh=...) in Python",
+}
+
+
 def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
     """``["KEY=VALUE", ...]`` as a dict; VALUE is a Python literal, else the string."""
     out: dict[str, Any] = {}
@@ -48,6 +71,8 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key.isidentifier():
             raise UsageError(f"--kwarg {pair!r} must look like KEY=VALUE with KEY a Python identifier")
+        if key in NOT_KWARGS:
+            raise UsageError(f"--kwarg {pair!r}: {NOT_KWARGS[key]}")
         try:
             out[key] = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
@@ -67,3 +92,47 @@ def make_env(args: argparse.Namespace) -> Any:
     import envhub
 
     return envhub.make(args.env_id, num_envs=args.num_envs, **parse_kwargs(args.kwarg))
+
+
+def check_output(path: str | os.PathLike[str], option: str, suffixes: tuple[str, ...] | None = None) -> str:
+    """The lowercase suffix of ``path`` once a file can be written there: the suffix is one of ``suffixes``
+    (any if None), the folder exists and takes a new file (tried), ``path`` is not a folder. Before any long work.
+
+    Raises:
+        InvalidArgumentError: what is wrong, naming ``option`` and the fix.
+    """
+    from envhub.errors import InvalidArgumentError
+
+    where = Path(path)
+    suffix = where.suffix.lower()
+    shown = f"{option} {str(path)!r}"
+    if suffixes is not None and suffix not in suffixes:
+        problem = f"envhub cannot write the extension {suffix!r}" if suffix else "the name has no extension"
+        raise InvalidArgumentError(f"{shown}: {problem}; end the name with one of {', '.join(suffixes)}.")
+    if where.is_dir():
+        raise InvalidArgumentError(f"{shown} is a folder; name a file in it, e.g. {str(where / ('out' + suffix))!r}.")
+    folder = where.parent
+    ancestor = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    if not ancestor.is_dir():
+        raise InvalidArgumentError(f"{shown}: {str(ancestor)!r} is a file, not a folder; pick a path in a folder.")
+    if ancestor != folder:
+        raise InvalidArgumentError(
+            f"{shown}: the folder {str(folder)!r} does not exist; create it first (mkdir -p {str(folder)!r}) "
+            "or pick a path in an existing folder."
+        )
+    writable_folder(folder, shown)
+    return suffix
+
+
+def writable_folder(folder: Path, shown: str) -> None:
+    """Raise ``InvalidArgumentError`` unless a file can be created in ``folder`` (tried, so read-only mounts count)."""
+    from envhub.errors import InvalidArgumentError
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InvalidArgumentError(
+            f"{shown}: cannot write in the folder {str(folder)!r} ({exc.strerror or exc}); "
+            "pick a folder you can write to."
+        ) from None
