@@ -107,3 +107,12 @@ def test_host_checker_refuses_the_row_of_a_non_uniform_multidiscrete():
     check = action_check.host_value_checker("x/Y", spaces.MultiDiscrete([[2, 3], [4, 5]]))
     with pytest.raises(ActionError, match=r"3 at index \(0, 1\) is outside \[0, 3\)"):
         check(np.array([[1, 3], [3, 4]]))
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_gymnasium_export_refuses_a_fractional_discrete_action_instead_of_playing_it():
+    gym_env = envhub.interop.to_gymnasium(envhub.make("gymnax/CartPole-v1"))
+    gym_env.reset(seed=0)
+    with pytest.raises(ActionError, match="1.7"):
+        gym_env.step(1.7)
+    gym_env.step(1)  # the refusal left it usable
