@@ -134,14 +134,16 @@ def test_template_own_tests_pass(plugin):
         cwd=plugin["dir"],
     )
     assert run.returncode == 0, run.stdout[-3000:]
-    # two kit classes, each with every check (the batched one skips vmap), plus the template's one own test
-    assert f"{2 * len(testing.CHECKS) - 1 + 1} passed, 1 skipped" in run.stdout, run.stdout[-500:]
+    # two kit classes, each with every check (the batched one skips vmap, both skip params: Chain has none),
+    # plus the template's one own test
+    assert f"{2 * len(testing.CHECKS) - 3 + 1} passed, 3 skipped" in run.stdout, run.stdout[-500:]
 
 
 def test_template_declares_its_kwargs_for_envhub_info(plugin):
     info = json.loads(_envhub(plugin["env"], "info", f"{NAME}/Chain-v0", "--json").stdout)
     assert info["kwargs"]["length"] == "int = 8  (cells in the chain)"
-    assert info["kwargs"]["max_steps"] == "alias of max_episode_steps"
+    assert "max_steps" not in info["kwargs"] and info["kwargs"]["max_episode_steps"].startswith("int | None = 50")
+    assert info["library"] == f"envhub-{NAME} 0.1.0"  # metadata["library"], filled in by the template
     refused = _envhub(plugin["env"], "info", f"{NAME}/Chain-v0", "-k", "slip=high")
     assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1
     assert (

@@ -16,7 +16,7 @@ class TestBatchedChain(testing.ConformanceTests):
 
 
 def test_make_checks_the_declared_kwargs():
-    assert envhub.make("mybackend/Chain-v0", length=5, slip=0, max_steps=9).max_episode_steps == 9
+    assert envhub.make("mybackend/Chain-v0", length=5, slip=0, max_episode_steps=9).max_episode_steps == 9
     assert envhub.make("mybackend/Chain-v0", num_envs=2, reset_mode="cached").reset_mode == "cached"  # jax_kwargs
     with pytest.raises(envhub.EnvKwargsError, match=r"lenght=5 \(did you mean 'length'\?\).* accepts length: int = 8"):
         envhub.make("mybackend/Chain-v0", lenght=5)

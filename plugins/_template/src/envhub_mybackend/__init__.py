@@ -40,13 +40,13 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episo
 KWARGS: dict[str, Kwarg] = {
     "length": Kwarg(int, 8, "cells in the chain"),
     "slip": Kwarg(float, 0.1, "probability that a move goes the other way"),
-    # what JaxEnvironment owns: max_episode_steps, envhub's name for the time limit (with max_steps,
-    # this backend's old name, as its alias), reset_mode and reset_spares
-    **jax_kwargs(50, native="max_steps"),
+    # what JaxEnvironment owns: max_episode_steps (the time limit), reset_mode and reset_spares. A backend
+    # with its own name for the time limit declares it as an alias: jax_kwargs(50, native="its_name").
+    **jax_kwargs(50),
 }
 
 
 def make_chain(**kwargs: Any) -> Environment[Any, Any, Any]:
-    from envhub_mybackend.chain import make_chain  # the heavy import happens here, on first make
+    from envhub_mybackend.chain import Chain  # the heavy import happens here, on first make
 
-    return make_chain(**kwargs)
+    return Chain(**kwargs)

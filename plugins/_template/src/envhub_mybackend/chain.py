@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from envhub.plugin import JaxEnvironment, JaxStep, spaces, take_time_limit
+from envhub.plugin import JaxEnvironment, JaxStep, spaces
 
 
 class Chain(JaxEnvironment[jax.Array, jax.Array, jax.Array]):
@@ -38,6 +39,13 @@ class Chain(JaxEnvironment[jax.Array, jax.Array, jax.Array]):
         )
         self.length, self.slip = length, slip
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What `envhub info` shows beyond the spaces: the base's (time limit, resets) and ``library``."""
+        # The library the environments come from, with its version: here this package itself; a plugin
+        # wrapping a backend names that, e.g. f"mylib {metadata.version('mylib')}".
+        return {**super().metadata, "library": f"envhub-mybackend {metadata.version('envhub-mybackend')}"}
+
     def _observe(self, pos: jax.Array) -> jax.Array:
         return jax.nn.one_hot(pos, self.length, dtype=jnp.float32)
 
@@ -59,9 +67,3 @@ class Chain(JaxEnvironment[jax.Array, jax.Array, jax.Array]):
             truncated=no_truncation,
             info={"slipped": slipped},
         )
-
-
-def make_chain(**kwargs: Any) -> Chain:
-    """The factory: ``max_steps``, this backend's old name for the time limit, stays an alias."""
-    limit = take_time_limit(kwargs, "max_steps", 50)
-    return Chain(max_episode_steps=limit, **kwargs)
