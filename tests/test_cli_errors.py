@@ -159,3 +159,12 @@ def test_help_and_version_return_0_from_main(capsys):
     assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("envhub ")
     assert main(["list", "--help"]) == 0 and "--check" in capsys.readouterr().out
     assert main([]) == EXIT_USAGE
+
+
+def test_a_closed_stdout_is_quiet(tmp_path):
+    import subprocess
+    import sys
+
+    line = f'"{sys.executable}" -m envhub list >&-; echo "status=$?"'
+    run = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path)
+    assert run.stdout == "status=0\n" and run.stderr == ""  # no "'NoneType' object has no attribute 'flush'"

@@ -75,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, --version or a usage error: argparse has printed it; return its code
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         code = int(COMMANDS[args.command].run(args))
-        sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
+        if sys.stdout is not None:  # None: started with stdout closed (`envhub list >&-`), print wrote nothing
+            sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
         return code
     except EnvhubError as exc:
         print(f"envhub: error: {one_line(exc)}", file=sys.stderr)
