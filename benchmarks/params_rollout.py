@@ -1,16 +1,18 @@
-"""Parameters as data must not cost: gymnax CartPole-v1 rollouts with per-env params vs make-time constants.
+"""Parameters as data must not cost: rollouts with params in the state vs the same params as compile-time constants.
 
-Four jitted ``lax.scan`` rollouts of the same batch, random actions, same-step auto-reset, timed interleaved:
+For each env id (default gymnax CartPole-v1 and brax inverted_pendulum), four jitted ``lax.scan`` rollouts of
+the same batch, random actions, same-step auto-reset, timed interleaved:
 
-- ``constants``: the params compiled into the program, as envhub did before params were data (a
-  ``GymnaxEnvironment`` whose ``default_params`` is ``None``, so the base closes over ``self.params``);
-- ``defaults``: envhub's CartPole as it is made (its params live in the state, one copy per env);
-- ``per-env``: every env with its own pole length and gravity, passed to ``init``;
-- ``per-env, switched``: the same program called with other per-env values (no compile: jit's cache is checked).
+- ``constants``: the default params compiled into the program, as envhub did before params were data
+  (``with_constants``: the env with ``default_params`` ``None``, its functions closing over the defaults);
+- ``defaults``: the env as ``envhub.make`` gives it (its params live in the state, one copy per env);
+- ``per-env``: every env with its own params (float leaves scaled per env by a draw in [0.8, 1.2]);
+- ``per-env, switched``: the same program with another draw (no compile: jit's cache is counted).
 
-Ratios are against ``constants`` (target >= 0.95). Writes ``benchmarks/results/params_rollout.json`` with ``--json``.
+Ratios are against ``constants`` (target >= 0.95). ``--json`` writes the rows.
 
-    python benchmarks/params_rollout.py [--num-envs 1024] [--steps 500] [--repeats 9] [--json PATH]
+    python benchmarks/params_rollout.py [--envs gymnax/CartPole-v1,brax/inverted_pendulum] [--num-envs 1024,64]
+        [--steps 500,100] [--repeats 9] [--json PATH]
 """
 
 from __future__ import annotations
@@ -21,26 +23,28 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from _timing import first_call_seconds, interleaved_medians, write_json
-from envhub_gymnax.environment import GymnaxEnvironment
 
 import envhub
 
 
-class ConstantParams(GymnaxEnvironment):
-    """CartPole with its params as compile-time constants (no ``default_params``: the pre-params envhub)."""
+def with_constants(env: envhub.Environment) -> envhub.Environment:
+    """``env`` with its default params compiled into the program (``default_params`` ``None``: the pre-params envhub)."""
+    cls, fixed = type(env), env.default_params
 
-    @property
-    def default_params(self) -> Any:
-        return None
+    class Constants(cls):  # type: ignore[misc,valid-type]
+        default_params = property(lambda self: None)  # type: ignore[assignment]
 
-    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:  # type: ignore[override]
-        return super()._reset_one(key, self.params)
+        def _reset_one(self, key: jax.Array) -> Any:  # type: ignore[override]
+            return cls._reset_one(self, key, fixed)
 
-    def _step_one(self, key: jax.Array, state: Any, action: Any) -> Any:  # type: ignore[override]
-        return super()._step_one(key, state, action, self.params)
+        def _step_one(self, key: jax.Array, state: Any, action: Any) -> Any:  # type: ignore[override]
+            return cls._step_one(self, key, state, action, fixed)
+
+    env.__class__ = Constants
+    return env
 
 
-def rollout(env: envhub.Environment, num_envs: int, steps: int):
+def rollout(env: envhub.Environment, steps: int):
     @jax.jit
     def run(key: jax.Array, params: Any) -> tuple[jax.Array, jax.Array]:
         init_key, key = jax.random.split(key)
@@ -49,7 +53,7 @@ def rollout(env: envhub.Environment, num_envs: int, steps: int):
         def body(carry, key):
             state, total, ends = carry
             action_key, step_key = jax.random.split(key)
-            state, ts = env.step(step_key, state, jax.random.randint(action_key, (num_envs,), 0, 2))
+            state, ts = env.step(step_key, state, env.action_space.sample(action_key))
             return (state, total + ts.reward.sum(), ends + ts.done.sum()), None
 
         (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
@@ -58,24 +62,27 @@ def rollout(env: envhub.Environment, num_envs: int, steps: int):
     return run
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--steps", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--json", default=None, metavar="PATH")
-    args = parser.parse_args()
-    n, steps, key = args.num_envs, args.steps, jax.random.key(0)
+def draw(default: Any, n: int, seed: int) -> Any:
+    """Per-env params: every float leaf of ``default`` times a factor in [0.8, 1.2] drawn per env and entry."""
+    leaves, treedef = jax.tree.flatten(default)
+    keys = jax.random.split(jax.random.key(seed), len(leaves))
+    out = []
+    for k, x in zip(keys, leaves):
+        x = jnp.asarray(x)
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            x = x * jax.random.uniform(k, (n, *x.shape), minval=0.8, maxval=1.2, dtype=x.dtype)
+        else:
+            x = jnp.broadcast_to(x, (n, *x.shape))
+        out.append(x)
+    return jax.tree.unflatten(treedef, out)
 
-    constants = ConstantParams("CartPole-v1", num_envs=n)
-    env = envhub.make("gymnax/CartPole-v1", num_envs=n)
-    default = env.default_params
-    draw = lambda seed: default.replace(  # noqa: E731
-        length=jax.random.uniform(jax.random.key(seed), (n,), minval=0.3, maxval=0.7),
-        gravity=jax.random.uniform(jax.random.key(seed + 1), (n,), minval=8.0, maxval=11.0),
-    )
-    per_env, switched = draw(1), draw(3)
-    run_constants, run_params = rollout(constants, n, steps), rollout(env, n, steps)
+
+def compare(env_id: str, n: int, steps: int, repeats: int) -> list[dict[str, Any]]:
+    key = jax.random.key(0)
+    constants = with_constants(envhub.make(env_id, num_envs=n))
+    env = envhub.make(env_id, num_envs=n)
+    per_env, switched = draw(env.default_params, n, 1), draw(env.default_params, n, 2)
+    run_constants, run_params = rollout(constants, steps), rollout(env, steps)
     compiles = {
         "constants": first_call_seconds(lambda: run_constants(key, None)),
         "defaults": first_call_seconds(lambda: run_params(key, None)),
@@ -89,16 +96,31 @@ def main() -> None:
         "per-env": lambda: jax.block_until_ready(run_params(key, per_env)),
         "per-env, switched": lambda: jax.block_until_ready(run_params(key, switched)),
     }
-    medians = interleaved_medians(runs, args.repeats)
-    print(f"gymnax/CartPole-v1, {n} envs x {steps} steps, median of {args.repeats} (jax {jax.__version__}, {jax.default_backend()})")
+    medians = interleaved_medians(runs, repeats)
+    print(f"{env_id}, {n} envs x {steps} steps, median of {repeats} (jax {jax.__version__}, {jax.default_backend()})")
     rows = []
     for name, seconds in medians.items():
         ratio = medians["constants"] / seconds
-        rows.append({"run": name, "num_envs": n, "steps": steps, "steps_per_s": round(n * steps / seconds, 1),
-                     "ratio_vs_constants": round(ratio, 3), "compile_s": round(compiles.get(name, 0.0), 2)})
-        print(f"  {name:<18} {n * steps / seconds / 1e6:7.2f} M steps/s   ratio {ratio:.3f} (target >= 0.95)")
-    print(f"  jit cache of the params rollout after 3 params values: {cache} programs (None and per-env arrays)")
-    rows.append({"run": "jit cache size", "programs": cache})
+        rows.append({"env": env_id, "run": name, "num_envs": n, "steps": steps,
+                     "steps_per_s": round(n * steps / seconds, 1), "ratio_vs_constants": round(ratio, 3),
+                     "compile_s": round(compiles.get(name, 0.0), 2)})
+        print(f"  {name:<18} {n * steps / seconds / 1e3:9.1f} k steps/s   ratio {ratio:.3f} (target >= 0.95)")
+    print(f"  jit cache after 3 params values: {cache} programs (None, and per-env arrays: switching adds none)")
+    rows.append({"env": env_id, "run": "jit cache size", "programs": cache})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", default="gymnax/CartPole-v1,brax/inverted_pendulum")
+    parser.add_argument("--num-envs", default="1024,64", help="one per env")
+    parser.add_argument("--steps", default="500,100", help="one per env")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--json", default=None, metavar="PATH")
+    args = parser.parse_args()
+    rows = []
+    for env_id, n, steps in zip(args.envs.split(","), args.num_envs.split(","), args.steps.split(",")):
+        rows += compare(env_id, int(n), int(steps), args.repeats)
     write_json(rows, args.json)
 
 
