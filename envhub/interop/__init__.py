@@ -1,9 +1,10 @@
-"""Interop: envhub environments as gymnasium, PettingZoo and gymnax environments, and users' own env objects as envhub ones.
+"""Interop: envhub environments as gymnasium, PettingZoo, gymnax and JaxMARL environments, and users' own env objects as envhub ones.
 
-gymnasium, gymnax and brax are imported inside the functions that need them, never by ``import
+gymnasium, gymnax, jaxmarl and brax are imported inside the functions that need them, never by ``import
 envhub``. The exports (``gym_env``, ``gym_vector``) compile one call per step (``compiled``);
 ``register_gymnasium`` (``registration``) makes every envhub id a gymnasium id; ``to_gymnax``
-(``gymnax_export``) hands an env to gymnax code (rejax, PureJaxRL).
+(``gymnax_export``) hands an env to gymnax code (rejax, PureJaxRL), ``to_jaxmarl`` (``jaxmarl_export``) a
+multi-agent env to JaxMARL code (its IPPO, MAPPO and QMIX baselines).
 """
 
 from __future__ import annotations
@@ -39,6 +40,17 @@ def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[A
     return export(env, step_returns)
 
 
+def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> Any:
+    """Expose an unbatched multi-agent JAX-native envhub env as a JaxMARL ``MultiAgentEnv`` (``envhub.interop.jaxmarl_export``).
+
+    ``infos`` holds ``terminated``, ``truncated`` and (unless ``keep_final_obs=False``, for baselines that reshape every
+    info leaf to one value per agent) ``final_observation``; ``dones["__all__"]`` folds time limits in, as JaxMARL does.
+    """
+    from envhub.interop.jaxmarl_export import to_jaxmarl as export
+
+    return export(env, keep_final_obs)
+
+
 def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
     """The backend ``prefix``'s ``wrap_object(env, **kwargs)`` (``envhub.plugin.WrapObject``), found through the registry.
 
@@ -62,6 +74,7 @@ __all__ = [
     "to_gymnasium_space",
     "to_gymnasium_vector",
     "to_gymnax",
+    "to_jaxmarl",
     "to_pettingzoo_aec",
     "to_pettingzoo_parallel",
 ]
