@@ -241,7 +241,13 @@ def test_mask_problem_names_the_mask_and_what_is_wrong():
     stuck = np.array([[True, False, False], [False, False, False]])
     assert (
         mask_problem(turn_based, {"legal_action_mask": stuck})
-        == "obs['legal_action_mask'] allows no action at all on some step"
+        == "obs['legal_action_mask'][1] allows no action at all: bool[3] [False, False, False]"
+    )
+    steps = np.ones((4, 2, 3), bool)
+    steps[2, 1] = False  # the third step of env 1
+    assert (
+        mask_problem(turn_based, {"legal_action_mask": steps}, ("step", "env"))
+        == "obs['legal_action_mask'] at step 3, env 1 allows no action at all: bool[3] [False, False, False]"
     )
     simultaneous = SimpleNamespace(single_action_space=spaces.Tree({"a": spaces.Discrete(2), "b": spaces.Discrete(3)}))
     per_agent = {"a": {"legal_action_mask": np.ones((5, 2), bool)}, "b": {"legal_action_mask": np.ones((5, 2), bool)}}

@@ -23,18 +23,82 @@ from envhub.testing.compare import (
     check_reward_structure,
     leaf_equal,
     mask_problem,
+    position,
     require,
     same_structure,
     space_mismatch,
+    space_violation,
+    summarize_tree,
+    tree_difference,
     trees_close,
 )
 from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
 from envhub.testing.params_check import check_params
-from envhub.testing.probe import VMAP_KEYS, Probe, rollout_fn, space_names
+from envhub.testing.probe import VMAP_KEYS, Probe, random_step, rollout_fn, rollout_keys, space_names
 
 
 def _prefix(tree: Any, length: int) -> Any:
     return jax.tree.map(lambda x: x[:length], tree)
+
+
+def _axes(batch_ndim: int, step: bool = True) -> tuple[str, ...]:
+    """Names of a rollout's leading axes: ``step`` (if ``step``), then ``env`` for each batch axis."""
+    return ("step",) * step + ("env",) * batch_ndim
+
+
+def _obs_space(env: Any) -> spaces.Space:
+    """The space of one env's obs (the batch axis is named in messages, not folded into the element index)."""
+    return env.observation_space if env.num_envs is None else env.single_observation_space
+
+
+def _first(flags: np.ndarray, axes: tuple[str, ...], first_step: int = 1) -> str:
+    """The first position where ``flags`` is set, e.g. ``step 4, env 2``."""
+    index = np.argwhere(flags)
+    return position(tuple(int(i) for i in index[0]), axes, first_step) if len(index) else "?"
+
+
+def _run_difference(a: Any, b: Any, labels: tuple[str, str], probe: Probe, atol: float) -> str:
+    """Where two rollouts ``(first, steps)`` of ``probe.env`` first differ (as ``trees_close`` compares)."""
+    batch_ndim = len(batch_shape(probe.env))
+    return (
+        tree_difference(
+            a[0], b[0], labels, root="init's TimeStep", axes=_axes(batch_ndim, False), rule="close", atol=atol
+        )
+        or tree_difference(a[1], b[1], labels, root="TimeStep", axes=_axes(batch_ndim), rule="close", atol=atol)
+        or f"no leaf differs by more than atol={atol}"
+    )
+
+
+def _parts_difference(a: Any, b: Any, labels: tuple[str, str], atol: float) -> str:
+    """Where the (init, step) TimeSteps of one unbatched env first differ."""
+    return (
+        tree_difference(a[0], b[0], labels, root="init's TimeStep", rule="close", atol=atol)
+        or tree_difference(a[1], b[1], labels, root="the step's TimeStep", rule="close", atol=atol)
+        or f"no leaf differs by more than atol={atol}"
+    )
+
+
+def _ended(steps: TimeStep[Any], done: np.ndarray, axes: tuple[str, ...]) -> str:
+    """The first step that ended an episode, with its obs (== final_obs) summarized."""
+    index = tuple(int(i) for i in np.argwhere(done)[0])
+    obs = summarize_tree(jax.tree.map(lambda x: np.asarray(x)[index], steps.obs))
+    return f"{position(index, axes)}, where obs and final_obs are both {obs}"
+
+
+def _reset_violation(probe: Probe) -> str:
+    """Why the obs ``probe.at_zero`` checked after its final reset is not in the space, recomputed (for a
+    failure's message only: the probe keeps only whether it was inside)."""
+    env, key = probe.env, jax.random.key(0)
+
+    def run() -> Any:
+        init_key, step_keys = rollout_keys(key, jax.random.key(1), probe.main_steps)
+        state, _ = env.init(init_key)
+        state, _ = jax.lax.scan(lambda s, k: (random_step(env, s, k)[0], None), state, step_keys)
+        return env.reset(key, state)[1].obs
+
+    obs = jax.jit(run)()
+    axes = _axes(len(batch_shape(env)), step=False)
+    return space_violation(_obs_space(env), obs, "obs", axes=axes) or summarize_tree(obs)
 
 
 def check_spaces(probe: Probe) -> None:
@@ -44,7 +108,9 @@ def check_spaces(probe: Probe) -> None:
         space = getattr(env, name)
         require(isinstance(space, spaces.Space), f"env.{name} is {space!r}, not an envhub.spaces.Space")
     for name, (sample, inside) in probe.at_zero["samples"].items():
-        require(inside, f"env.{name}.sample() gave {sample!r}, which it does not contain")
+        if not inside:
+            outside = space_violation(getattr(env, name), sample, "sample") or summarize_tree(sample)
+            raise CheckFailure(f"env.{name}.sample() gave a value it does not contain: {outside}")
     if env.num_envs is not None:
         for leaf in jax.tree.leaves(probe.at_zero["samples"]["action_space"][0]):
             require(leaf.shape[:1] == (env.num_envs,), f"batched action leaf shape {leaf.shape} lacks num_envs")
@@ -55,21 +121,43 @@ def check_init(probe: Probe) -> None:
     ts = probe.at_zero["first"]
     require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
     batch = batch_shape(probe.env)
+    axes = _axes(len(batch), step=False)
     check_reward_structure(probe.env, ts.reward)
-    for reward in jax.tree.leaves(ts.reward):
+    for path, reward in jax.tree_util.tree_flatten_with_path(ts.reward)[0]:
         require(
-            reward.dtype == jnp.float32 and reward.shape == batch and not bool(jnp.any(reward)),
+            reward.dtype == jnp.float32 and reward.shape == batch,
             f"reward must be float32 zeros of shape {batch} after init, got {reward.dtype} {reward.shape}",
         )
+        nonzero = np.asarray(reward) != 0
+        if np.any(nonzero):
+            at = f" at {_first(nonzero, axes)}" if batch else ""
+            raise CheckFailure(
+                f"reward must be float32 zeros after init, but reward{jax.tree_util.keystr(path)}{at} is "
+                f"{np.asarray(reward)[nonzero].flat[0]}"
+            )
     for flag in ("terminated", "truncated"):
         value = jnp.asarray(getattr(ts, flag))
         require(
             value.dtype == jnp.bool_ and value.shape == batch,
             f"{flag} must be bool of shape {batch}, got {value.dtype} {value.shape}",
         )
-        require(not bool(jnp.any(value)), f"{flag} is set right after init")
-    require(probe.at_zero["init_inside"], f"init obs {ts.obs!r} is not in {probe.env.observation_space!r}")
-    require(trees_close(ts.final_obs, ts.obs, 0.0), "after init, final_obs must equal obs")
+        if np.any(np.asarray(value)):
+            at = f" (at {_first(np.asarray(value), axes)})" if batch else ""
+            raise CheckFailure(f"{flag} is set right after init{at}")
+    require(
+        probe.at_zero["init_inside"],
+        lambda: (
+            f"init obs is not in {probe.env.observation_space!r}: "
+            f"{space_violation(_obs_space(probe.env), ts.obs, 'obs', axes=axes) or summarize_tree(ts.obs)}"
+        ),
+    )
+    require(
+        trees_close(ts.final_obs, ts.obs, 0.0),
+        lambda: (
+            "after init, final_obs must equal obs: "
+            f"{tree_difference(ts.final_obs, ts.obs, ('final_obs', 'obs'), axes=axes, rule='close', atol=0.0)}"
+        ),
+    )
     require(isinstance(ts.info, dict), f"info must be a dict, got {type(ts.info).__name__}")
 
 
@@ -86,16 +174,25 @@ def check_structure(probe: Probe) -> None:
             require(mismatch is None, f"at {when}, {mismatch}")
     same_structure(traced["init"], traced["step"], "init vs step")
     same_structure(traced["init"], traced["reset"], "init vs reset")
-    require(probe.at_zero["reset_inside"], f"the obs after reset is not in {probe.env.observation_space!r}")
+    require(
+        probe.at_zero["reset_inside"],
+        lambda: f"the obs after reset is not in {probe.env.observation_space!r}: {_reset_violation(probe)}",
+    )
 
 
 def check_jit(probe: Probe) -> None:
     """A jitted scan rollout gives what an eager Python loop gives, for the same keys."""
     eager = rollout_fn(probe.env, 12, jit=False)(jax.random.key(0), jax.random.key(1))
     jitted = probe.at_zero
+    jitted_steps, atol = _prefix(jitted["steps"], 12), probe.options.atol
     require(
-        trees_close(eager, (jitted["first"], _prefix(jitted["steps"], 12)), probe.options.atol),
-        "jit(scan) rollout differs from the eager loop with the same keys",
+        trees_close(eager, (jitted["first"], jitted_steps), atol),
+        lambda: (
+            "jit(scan) rollout differs from the eager loop with the same keys: "
+            + _run_difference(
+                (jitted["first"], jitted_steps), eager, ("in jit(scan)", "in the eager loop"), probe, atol
+            )
+        ),
     )
 
 
@@ -115,17 +212,24 @@ def check_vmap(probe: Probe) -> None:
         state, first = env.init(key)  # eager, as a user running one env would
         alone = (first, env.step(key, state, env.action_space.sample(key))[1])
         mapped = jax.tree.map(lambda x, i=i: x[i], (batched["init"][1], batched["step"][1]))
-        require(
-            trees_close(mapped, alone, probe.options.atol),
-            f"vmap result {i} differs from running key {i} alone (mis-routed?)",
-        )
+        if not trees_close(mapped, alone, probe.options.atol):
+            where = _parts_difference(mapped, alone, ("under vmap", "alone"), probe.options.atol)
+            raise CheckFailure(f"vmap result {i} differs from running key {i} alone (mis-routed?): {where}")
 
 
 def check_determinism(probe: Probe) -> None:
     """The same key gives the same trajectory; different keys give different ones."""
     actions = jax.random.key(99)  # the same actions every run: only the env's keys vary
     first, again = probe.run(jax.random.key(7), actions), probe.run(jax.random.key(7), actions)
-    require(trees_close(first, again, 0.0), "two runs with the same key gave different trajectories")
+    require(
+        trees_close(first, again, 0.0),
+        lambda: (
+            "two runs with the same key gave different trajectories: "
+            + _run_difference(
+                (first["first"], first["steps"]), (again["first"], again["steps"]), ("in run 1", "in run 2"), probe, 0.0
+            )
+        ),
+    )
     if probe.options.keys_matter:
         others = [probe.run(jax.random.key(seed), actions) for seed in (8, 9, 10)]
         require(
@@ -151,8 +255,13 @@ def check_autoreset(probe: Probe) -> None:
         batch_ndim = np.ndim(steps.terminated) - 1
     terminated, truncated = np.asarray(steps.terminated), np.asarray(steps.truncated)
     done = terminated | truncated
+    axes = _axes(batch_ndim)
     require(
-        not np.any(terminated & truncated), "terminated and truncated are both set on one step (terminated must win)"
+        not np.any(terminated & truncated),
+        lambda: (
+            "terminated and truncated are both set on one step (terminated must win): "
+            f"first at {_first(terminated & truncated, axes)}"
+        ),
     )
     require(
         done.any(),
@@ -160,15 +269,35 @@ def check_autoreset(probe: Probe) -> None:
         "set Options(time_limit_kwarg=...) or a larger num_steps",
     )
     same = leaf_equal(steps.final_obs, steps.obs, batch_ndim)
-    require(np.all(same[~done]), "final_obs differs from obs on a step where the episode did not end")
+    require(
+        np.all(same[~done]),
+        lambda: (
+            "final_obs differs from obs on a step where the episode did not end: "
+            f"{tree_difference(steps.final_obs, steps.obs, ('final_obs', 'obs'), axes=axes, where=~done)}"
+        ),
+    )
     require(
         options.reset_obs_can_repeat or np.any(~same[done]),
-        "on every step that ended an episode, obs == final_obs: no auto-reset happened",
+        lambda: (
+            "on every step that ended an episode, obs == final_obs: no auto-reset happened "
+            f"(the first: {_ended(steps, done, axes)}; final_obs must be the obs the episode reached, "
+            "obs the new episode's first)"
+        ),
     )
-    require(np.all(inside["obs"]), "some obs lie outside observation_space")
-    problem = mask_problem(probe.env, steps.obs)
+    space = _obs_space(probe.env)
+    require(
+        np.all(inside["obs"]),
+        lambda: f"some obs lie outside observation_space: {space_violation(space, steps.obs, 'obs', axes=axes)}",
+    )
+    problem = mask_problem(probe.env, steps.obs, axes)
     require(problem is None, f"legal-action masks: {problem}")
-    require(np.all(inside["final_obs"]), "some final_obs lie outside observation_space")
+    require(
+        np.all(inside["final_obs"]),
+        lambda: (
+            "some final_obs lie outside observation_space: "
+            f"{space_violation(space, steps.final_obs, 'final_obs', axes=axes)}"
+        ),
+    )
     check_reward_structure(probe.env, steps.reward)
     for reward in jax.tree.leaves(steps.reward):
         require(
@@ -190,17 +319,22 @@ def check_truncation(probe: Probe) -> None:
     done = terminated | truncated
     # Episode lengths per environment: every truncation at exactly `limit`, none longer.
     lengths = np.zeros(done.shape[1:], int)
+    env_axes = _axes(batch_ndim, step=False)
     for t in range(done.shape[0]):
         lengths = lengths + 1
-        require(
-            np.all(lengths <= limit),
-            f"an episode ran past the time limit {limit} (at step {t + 1}): a missed truncation, "
-            "or a dummy step after an auto-reset",
-        )
-        require(
-            np.all(lengths[truncated[t]] == limit),
-            f"truncated after {lengths[truncated[t]].tolist()} steps, but the limit is {limit} (dummy step?)",
-        )
+        if not np.all(lengths <= limit):
+            env = f", {_first(lengths > limit, env_axes)}" if batch_ndim else ""
+            raise CheckFailure(
+                f"an episode ran past the time limit {limit} (at step {t + 1}{env}): a missed truncation, "
+                "or a dummy step after an auto-reset"
+            )
+        early = truncated[t] & (lengths != limit)
+        if np.any(early):
+            env = f", {_first(early, env_axes)}" if batch_ndim else ""
+            raise CheckFailure(
+                f"truncated after {np.asarray(lengths)[early].flat[0]} steps (at step {t + 1}{env}), "
+                f"but the limit is {limit} (dummy step?)"
+            )
         lengths = np.where(done[t], 0, lengths)
     # Until its first episode ends, each environment follows the same trajectory in both runs, so
     # where the short run's first episode is cut by the limit (and the long run's goes on),
@@ -214,7 +348,24 @@ def check_truncation(probe: Probe) -> None:
 
         # Two programs (two limits): equal up to rounding, not necessarily bit for bit.
         same = leaf_equal(at_limit(short.final_obs), at_limit(long.obs), batch_ndim, options.atol)[0]
-        require(np.all(same[cut]), "final_obs at the time limit is not the observation the episode reached")
+        require(
+            np.all(same[cut]),
+            lambda: (
+                "final_obs at the time limit is not the observation the episode reached (obs, in a run with a "
+                "longer limit): "
+                + str(
+                    tree_difference(
+                        at_limit(short.final_obs),
+                        at_limit(long.obs),
+                        ("final_obs", "obs"),
+                        axes=_axes(batch_ndim),
+                        atol=options.atol,
+                        where=cut[None],
+                        first_step=limit,
+                    )
+                )
+            ),
+        )
 
 
 def check_errors(probe: Probe) -> None:
