@@ -241,3 +241,55 @@ def test_render_draws_each_emulator(pong):
     assert frames.shape == (2, 210, 160, 3) and frames.dtype == np.uint8
     np.testing.assert_array_equal(pong.render(state, index=1), frames[1])
     np.testing.assert_array_equal(frames, np.asarray(pong.init(jax.random.key(0))[1].obs))
+
+
+def test_strict_is_a_hard_stop_in_jit_and_keeps_the_state():
+    """validate_actions="strict": an invalid action inside jit raises (JAX wraps the ActionError of the host
+    callback), no emulator runs, and the state passed in steps again, under jit and eagerly."""
+    env = envhub.make("ale/Pong-v5", num_envs=2, validate_actions="strict")
+    step, key = jax.jit(env.step), jax.random.key(0)
+    state, _ = env.init(key)
+    state, _ = step(key, state, jnp.zeros(2, jnp.int32))
+    for _ in range(2):  # twice: the Refs the failed program consumed are back
+        with pytest.raises(jax.errors.JaxRuntimeError, match=r"ActionError: .*9 at index \(1,\) is outside \[0, 6\)"):
+            step(key, state, jnp.array([0, 9], jnp.int32))
+    with pytest.raises(ActionError, match=r"-1 at index \(0,\) is outside \[0, 6\)"):
+        envhub.checked(env.step)(key, state, jnp.array([-1, 0], jnp.int32))
+    after, ts = step(key, state, jnp.ones(2, jnp.int32))  # the refused calls changed nothing
+    assert np.isfinite(np.asarray(ts.reward)).all()
+    env.step(key, after, jnp.ones(2, jnp.int32))
+    text = jax.jit(env.step).lower(key, after, jnp.zeros(2, jnp.int32)).as_text()
+    assert testing.host_callbacks(text), "strict's stop is a host callback"
+    env.close()
+
+
+def test_export_is_refused_naming_why(pong):
+    key = jax.random.key(0)
+    state, _ = pong.init(key)
+    why = r"jax.export of a program that runs 'ale/Pong-v5': ALE programs cannot be exported\. .*process's emulators"
+    with pytest.raises(InvalidArgumentError, match=why):
+        jax.export.export(jax.jit(pong.step))(key, state, jnp.zeros(2, jnp.int32))
+    with pytest.raises(InvalidArgumentError, match=why):
+        jax.export.export(jax.jit(pong.init))(key)
+    _, ts = jax.jit(pong.step)(key, state, jnp.zeros(2, jnp.int32))  # jit is unaffected
+    assert np.isfinite(np.asarray(ts.reward)).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"repeat_action_probability": -0.5}, r"repeat_action_probability=-0\.5 for ale/Pong-v5: use a float in \["),
+        ({"repeat_action_probability": 1.5}, r"repeat_action_probability=1\.5 .*\[0, 1\]"),
+        ({"repeat_action_probability": float("nan")}, r"repeat_action_probability=nan .*\[0, 1\]"),
+        ({"frameskip": 0, "max_episode_steps": 5}, r"frameskip=0 for ale/Pong-v5: use an int >= 1"),
+        ({"img_height": 0}, r"img_height=0 for ale/Pong-v5: use an int >= 1"),  # ALE hangs on it
+        ({"img_width": -3}, r"img_width=-3 .*>= 1"),
+        ({"stack_num": 0}, r"stack_num=0 .*>= 1"),  # ALE ends the process on it
+        ({"noop_max": -1}, r"noop_max=-1 for ale/Pong-v5: use an int >= 0"),
+        ({"num_threads": -1}, r"num_threads=-1 .*>= 0"),
+        ({"thread_affinity_offset": -2}, r"thread_affinity_offset=-2 .*>= -1"),
+    ],
+)
+def test_kwargs_out_of_range_are_refused_at_make(kwargs, message):
+    with pytest.raises(InvalidArgumentError, match=message):
+        envhub.make("ale/Pong-v5", **kwargs)

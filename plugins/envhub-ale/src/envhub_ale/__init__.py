@@ -7,6 +7,8 @@ ale-py is imported lazily, inside the hook and the factories, so ``envhub list``
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 from typing import Any
 
 import envhub
@@ -63,19 +65,52 @@ def make_ale_env(game: str, num_envs: int | None = None, **kwargs: Any) -> envhu
     """Build ``num_envs`` (or one) emulators of ROM ``game`` with gymnasium's v5 settings (``V5``); every
     AtariVectorEnv argument but ``RESERVED`` overrides them. The time limit is ``max_episode_steps`` steps, or
     ``max_num_frames_per_episode // frameskip`` (v5's 108000 frames: 27000 steps)."""
+    from ale_py.registration import rom_id_to_name
+
     from envhub_ale.environment import AleEnvironment
 
+    env_id = f"ale/{rom_id_to_name(game)}-v5"
     steps, frames = kwargs.pop(TIME_LIMIT, None), kwargs.pop("max_num_frames_per_episode", None)
     if steps is not None and frames is not None:
         raise envhub.plugin.InvalidArgumentError(
-            f"ale/{game}: {TIME_LIMIT}={steps} and max_num_frames_per_episode={frames} both set the time limit: "
+            f"{env_id}: {TIME_LIMIT}={steps} and max_num_frames_per_episode={frames} both set the time limit: "
             "pass one of them"
         )
+    check_ranges(env_id, kwargs)
     if steps is None:
-        skip = envhub.plugin.positive_int("frameskip", kwargs.get("frameskip", 4))
-        steps = envhub.plugin.positive_int("max_num_frames_per_episode", 108_000 if frames is None else frames) // skip
+        steps = envhub.plugin.positive_int("max_num_frames_per_episode", 108_000 if frames is None else frames)
+        steps //= kwargs.get("frameskip", 4)
     limit = envhub.plugin.positive_int(TIME_LIMIT, steps)
     return AleEnvironment(game, num_envs, max_episode_steps=limit, **kwargs)
+
+
+# AtariVectorEnv arguments with a range ALE does not check itself (measured with ale-py 0.12.1: img_height=0 hangs,
+# stack_num=0 ends the process, a repeat_action_probability of -0.5 or 1.5 or a negative noop_max is played as is).
+POSITIVE = ("frameskip", "img_height", "img_width", "stack_num")  # >= 1
+AT_LEAST = {"noop_max": (0, "no noops"), "num_threads": (0, "ALE picks"), "thread_affinity_offset": (-1, "no pinning")}
+
+
+def check_ranges(env_id: str, kwargs: dict[str, Any]) -> None:
+    """Refuse AtariVectorEnv arguments outside their range (the type is checked already, by ``accepted_kwargs``).
+
+    Raises:
+        InvalidArgumentError: naming the argument, its value and its range.
+    """
+    for name in POSITIVE:
+        if name in kwargs:
+            envhub.plugin.positive_int(name, kwargs[name], where=f"for {env_id}")
+    for name, (low, meaning) in AT_LEAST.items():
+        value = kwargs.get(name, low)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise envhub.plugin.InvalidArgumentError(
+                f"{name}={value!r} for {env_id}: use an int >= {low} ({low}: {meaning})."
+            )
+    p = kwargs.get("repeat_action_probability", 0.25)
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (math.isfinite(p) and 0 <= p <= 1):
+        raise envhub.plugin.InvalidArgumentError(
+            f"repeat_action_probability={p!r} for {env_id}: use a float in [0, 1] (the chance that ALE repeats the "
+            "previous action instead of the new one: sticky actions; v5's is 0.25, DQN's 0.0)."
+        )
 
 
 def accepted_kwargs() -> dict[str, envhub.Kwarg]:

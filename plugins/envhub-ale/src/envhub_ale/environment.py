@@ -12,7 +12,9 @@ program (their emulators continue their own random streams: reseeding an emulato
 
 Refusals (a stale state, an action outside the action set, which would hang ALE's threads): eagerly envhub's
 errors; inside ``jit`` no emulator runs, the rewards are NaN and the state returned cannot step (``_guarded``),
-and ``envhub.checked`` raises them. The newest state stays current either way.
+and ``envhub.checked`` raises them. The newest state stays current either way. With ``validate_actions="strict"``
+an invalid action is also a hard stop inside ``jit`` (``_strict_stop``: a host callback, as the core's strict mode).
+``jax.export`` of a program holding an env's calls raises ``InvalidArgumentError`` (``xla.not_exported``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from envhub.plugin import (
     HostVmapError,
     StaleStateError,
     TimeStep,
+    any_invalid,
+    checks_values_on_host,
+    host_value_checker,
     spaces,
 )
 from envhub_ale import xla
@@ -134,9 +139,8 @@ class AleEnvironment(Environment[AleState, Any, Any]):
         newest_ref = self._revived()
         newest = newest_ref[...]
         version = jnp.where(newest >= 0, newest + 1, -newest) & 0x7FFFFFFF  # never one a state had
-        handle, out = self._calls.reset(
-            self._handle[...], jnp.arange(self._n, dtype=jnp.int32), xla.seeds_for(key, self._n)
-        )
+        handle = xla.not_exported(self._handle[...], self.id)
+        handle, out = self._calls.reset(handle, jnp.arange(self._n, dtype=jnp.int32), xla.seeds_for(key, self._n))
         newest_ref[...] = version
         return AleState(handle, version, jnp.zeros(self._env_shape(), jnp.int32)), self._first(out)
 
@@ -160,6 +164,8 @@ class AleEnvironment(Environment[AleState, Any, Any]):
 
     def _step(self, key: jax.Array, state: AleState, action: Any) -> tuple[AleState, TimeStep[Any]]:
         self._refuse_vmap(state.version, "step")
+        if self.validate_actions == "strict" and checks_values_on_host(self) and _traced(action):
+            action = self._strict_stop(action)
         action = jnp.reshape(jnp.asarray(action), (self._n,)).astype(jnp.int32)
         valid = jnp.all((action >= 0) & (action < self._single_action.n))
         if not _traced(key, state, action):
@@ -225,7 +231,7 @@ class AleEnvironment(Environment[AleState, Any, Any]):
         that cannot step (version -1); the newest state stays current, and ``envhub.checked`` reports it
         (checkify). XLA has no other way to stop: an FFI call that fails poisons JAX's effect tokens, and every
         later ALE call of the process with them (measured)."""
-        newest_ref, own = self._revived(), self._handle[...]
+        newest_ref, own = self._revived(), xla.not_exported(self._handle[...], self.id)
         newest = newest_ref[...]
         current = (state.version == newest) & (newest >= 0) & jnp.all(state.handle == own)
         checkify.debug_check(current, f"{StaleStateError.__name__}: {_STALE_IN_JIT.format(id=self.id)}")
@@ -235,15 +241,46 @@ class AleEnvironment(Environment[AleState, Any, Any]):
         newest_ref[...] = jnp.where(ok, version, newest)
         return handle, out, version
 
+    def _strict_stop(self, action: Any) -> Any:
+        """``validate_actions="strict"`` inside a trace: ``action``, through a ``lax.cond`` that calls the host
+        only when a value is invalid; the callback raises ``ActionError`` (JAX re-raises it in a
+        ``JaxRuntimeError``), as the core's strict stop does for JAX-native envs (no emulator has run in this step).
+
+        A program that fails has consumed the Refs jit passed it (their buffers are donated, and only a run that
+        completes writes them back), so the callback first gives them back their values as this step read them:
+        the state passed to the refused step is still the newest and steps again."""
+        check = host_value_checker(self.id, self.action_space)
+
+        def raise_on_host(host_action: Any, newest: Any) -> Any:
+            try:
+                check(np.asarray(host_action))
+            finally:
+                self._restore_refs(np.int32(newest))
+            return np.asarray(host_action)  # not reached: the values were invalid
+
+        def stop(a: jax.Array, newest: jax.Array) -> jax.Array:
+            return jax.pure_callback(raise_on_host, jax.ShapeDtypeStruct(a.shape, a.dtype), a, newest)
+
+        action = jnp.asarray(action)
+        return jax.lax.cond(any_invalid(self.action_space, action), stop, lambda a, _: a, action, self._newest[...])
+
     def _revived(self) -> Any:
         """The newest-version Ref, restored first where a compiled call that failed (elsewhere in the caller's
         program) consumed it: then no state is current (the newest went with the call) and ``init`` starts afresh."""
-        for ref, value in ((self._newest, np.int32(-_fresh_base())), (self._handle, self._own_handle)):
-            try:
-                ref[...]
-            except RuntimeError:  # "Array has been deleted": give the same Ref a new buffer, as jit's own writes do
-                ref._refs._buf._replace_with(jax.device_put(value, ref.sharding))  # a jax internal
+        self._restore_refs(np.int32(-_fresh_base()), only_deleted=True)
         return self._newest
+
+    def _restore_refs(self, newest: np.int32, only_deleted: bool = False) -> None:
+        """Give the Refs new buffers (the newest version ``newest``, the emulators' handle), as jit's own writes do;
+        ``only_deleted``: only those whose buffer was deleted."""
+        for ref, value in ((self._newest, newest), (self._handle, self._own_handle)):
+            if only_deleted:
+                try:
+                    ref[...]
+                    continue
+                except RuntimeError:  # "Array has been deleted"
+                    pass
+            ref._refs._buf._replace_with(jax.device_put(value, ref.sharding))  # a jax internal
 
     def _refuse_vmap(self, x: Any, op: str) -> None:
         if isinstance(x, jax.core.Tracer) and type(x).__name__ == "BatchTracer":

@@ -5,6 +5,7 @@
 - ``reset``: ALE's ``atari_vector_xla_reset`` of the envs an index array names. Its index array has a static
   length, so ``reset_where`` resets the masked envs (ended ones first) in power-of-two chunks, one chunk per
   set bit of their count, each under ``lax.cond``: only the chunks a step needs run.
+- ``not_exported``: the handle as it is, but ``jax.export`` of a program holding it raises envhub's error.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
 
-from envhub.plugin import key_to_seeds
+from envhub.plugin import InvalidArgumentError, key_to_seeds
 
 
 class Out(NamedTuple):
@@ -89,3 +92,32 @@ def refused(like: jax.ShapeDtypeStruct) -> jax.Array:
 def seeds_for(key: jax.Array, n: int) -> jax.Array:
     """ALE's seeds for ``n`` emulators from a key (non-negative int32; ALE reads -1 as "no new seed")."""
     return (key_to_seeds(key, n) >> 1).astype(jnp.int32)
+
+
+NOT_EXPORTABLE = (
+    "jax.export of a program that runs {id!r}: ALE programs cannot be exported. Their XLA calls name this "
+    "process's emulators (a handle to ALE's C++ vector env) and the environment's JAX Refs, which no other process "
+    "has. Run the program with jax.jit in the process that made the env (JAX's persistent compilation cache keeps "
+    "its compile between processes), or export a JAX-native backend's program (docs/export.md)."
+)
+
+# jax.export of an ALE program otherwise fails inside JAX ("Too many leaves for PyTreeDef", from the Refs), and
+# export traces exactly as jit does: only the lowering knows it is for export. An identity on the handle (it lowers
+# to nothing, so jit's program and its cache key are unchanged) whose lowering refuses export with envhub's words.
+_not_exported = Primitive("envhub_ale_not_exported")
+_not_exported.def_impl(lambda handle, *, env_id: handle)
+_not_exported.def_abstract_eval(lambda handle, *, env_id: handle)
+
+
+def _lower_not_exported(ctx: Any, handle: Any, *, env_id: str) -> list[Any]:
+    if getattr(getattr(ctx.module_context, "lowering_parameters", None), "for_export", False):  # jax 0.10's field
+        raise InvalidArgumentError(NOT_EXPORTABLE.format(id=env_id))
+    return [handle]
+
+
+mlir.register_lowering(_not_exported, _lower_not_exported)
+
+
+def not_exported(handle: jax.Array, env_id: str) -> jax.Array:
+    """``handle`` unchanged; lowering it for ``jax.export`` raises ``InvalidArgumentError`` (``NOT_EXPORTABLE``)."""
+    return _not_exported.bind(handle, env_id=env_id)
