@@ -147,7 +147,7 @@ def check_init(probe: Probe) -> None:
     require(
         probe.at_zero["init_inside"],
         lambda: (
-            f"init obs is not in {probe.env.observation_space!r}: "
+            "init obs is not in observation_space: "
             f"{space_violation(_obs_space(probe.env), ts.obs, 'obs', axes=axes) or summarize_tree(ts.obs)}"
         ),
     )
@@ -176,7 +176,7 @@ def check_structure(probe: Probe) -> None:
     same_structure(traced["init"], traced["reset"], "init vs reset")
     require(
         probe.at_zero["reset_inside"],
-        lambda: f"the obs after reset is not in {probe.env.observation_space!r}: {_reset_violation(probe)}",
+        lambda: f"the obs after reset is not in observation_space: {_reset_violation(probe)}",
     )
 
 
