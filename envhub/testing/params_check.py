@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub.core.params import per_env
-from envhub.testing.compare import CheckFailure, CheckSkipped, require
+from envhub.testing.compare import CheckFailure, CheckSkipped, require, tree_difference
 from envhub.testing.probe import Probe
 
 
@@ -65,10 +65,16 @@ def check_params(probe: Probe) -> None:
         until = _first_end(base_run, varied_run, mixed_run)  # the step before any env's reset
         out, base, varied = (_observed(r, until) for r in (mixed_run, base_run, varied_run))
         for i in range(env.num_envs):
+            want = varied if i % 2 else base
+            row = lambda tree, i=i: jax.tree.map(lambda x: np.asarray(x)[i], tree)  # noqa: E731
             require(
-                _rows_equal(out, varied if i % 2 else base, i, probe.options.atol),
-                f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its "
-                f"params: params reach the wrong env",
+                _rows_equal(out, want, i, probe.options.atol),
+                lambda i=i, want=want, row=row: (
+                    f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its "
+                    f"params: params reach the wrong env: "
+                    + str(tree_difference(row(out), row(want), ("with per-env params", "with uniform params"),
+                                          root="rollout", rule="close", atol=probe.options.atol))
+                ),
             )
     size = probe.run.cache_size()
     require(size == 1, f"the probe's rollout (init, step, reset) compiled {size} times for new params values: want once")
@@ -79,11 +85,13 @@ def _with(params: Any, values: dict[str, Any]) -> Any:
     return params.replace(**values) if hasattr(params, "replace") else {**params, **values}
 
 
-def _observed(run: Any, steps: int | None = None) -> Any:
-    """What a rollout shows, env first: init's obs, then of its first ``steps`` steps the obs, final obs, reward and flags."""
+def _observed(run: Any, steps: int | None = None) -> dict[str, Any]:
+    """What a rollout shows, env first: init's obs, then of its first ``steps`` steps the obs, final obs, reward and
+    flags (``(envs, steps, ...)``)."""
     ts = run["steps"]
-    shown = jax.tree.map(lambda x: x[:steps], (ts.obs, ts.final_obs, ts.reward, ts.terminated, ts.truncated))
-    return jax.device_get((run["first"].obs, jax.tree.map(lambda x: jnp.moveaxis(x, 0, 1) if x.ndim > 1 else x, shown)))
+    env_first = lambda x: jnp.moveaxis(x[:steps], 0, 1) if x.ndim > 1 else x[:steps]  # noqa: E731
+    shown = {name: jax.tree.map(env_first, getattr(ts, name)) for name in ("obs", "final_obs", "reward", "terminated", "truncated")}
+    return jax.device_get({"init obs": run["first"].obs, **shown})
 
 
 def _first_end(*runs: Any) -> int:
