@@ -16,6 +16,9 @@ on pong; ENVHUB_FULL_KIT=1 runs both on every game.
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -63,7 +66,7 @@ def sprites(tmp_path_factory):
         yield
 
 
-def write_placeholder_pack(storage: Path) -> None:
+def write_placeholder_pack(storage: Path, version: int = 1) -> None:
     """Every sprite of ``placeholder_sprites.txt`` (``dir name[:HxW] ...``, URL-quoted; 8x8 unless given), flat grey RGBA, and
     the marker and version jaxtari looks for (an alternative pack: no ownership of the ROMs is claimed)."""
     sprites = storage / "sprites"
@@ -75,7 +78,7 @@ def write_placeholder_pack(storage: Path) -> None:
             height, width = map(int, size.split("x")) if size else (8, 8)
             np.save(sprites / folder / f"{name}.npy", np.full((height, width, 4), 200, np.uint8))
     (storage / ".alternative_sprites_installed").touch()
-    (sprites / ".version").write_text("1\n")
+    (sprites / ".version").write_text(f"{version}\n")
 
 
 def runs_here(env_id: str) -> bool:
@@ -211,3 +214,72 @@ def test_missing_sprites_are_an_envhub_error(tmp_path, monkeypatch):
         pytest.skip("a sprite pack is installed outside XDG_DATA_HOME")
     with pytest.raises(EnvUnavailableError, match=r"'jaxatari/pong'.*sprite pack is not installed.*install-sprites"):
         envhub.make("jaxatari/pong")
+    # the folder jaxtari installs into, $XDG_DATA_HOME/jaxtari here (not ~/.local/share/jaxtari)
+    with pytest.raises(EnvUnavailableError, match=re.escape(f"into {tmp_path / 'jaxtari'}")):
+        envhub.make("jaxatari/pong")
+
+
+class _NoStdin:
+    """A stdin that fails the test when read (jaxtari's question would read it)."""
+
+    def readline(self, *args):
+        raise AssertionError("make read stdin")
+
+    read = readline
+
+
+@pytest.fixture(scope="module")
+def _old_pack_home(tmp_path_factory):
+    if REAL_SPRITES:
+        pytest.skip("a sprite pack is installed outside XDG_DATA_HOME: jaxtari would use that one")
+    root = tmp_path_factory.mktemp("old_pack")
+    write_placeholder_pack(root / "jaxtari", version=0)
+    return root
+
+
+@pytest.fixture
+def old_pack(_old_pack_home, monkeypatch):
+    """A sprite pack older than jaxtari wants (version 0), in its own XDG_DATA_HOME: jaxtari.make would ask."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(_old_pack_home))
+    monkeypatch.delenv("JAXTARI_SKIP_SPRITE_UPDATE", raising=False)
+    return _old_pack_home
+
+
+def test_an_old_sprite_pack_builds_without_a_question(old_pack, monkeypatch, capsys):
+    """No console question (jaxtari's, which reads stdin) but a warning naming the installer; the pack is used, the
+    environment variable that turns the question off is set only during the call, nothing is written."""
+    monkeypatch.setattr(sys, "stdin", _NoStdin())
+    with pytest.warns(UserWarning, match=r"jaxatari/pong: jaxtari's sprite pack in .* is version 0, .*install-sprites"):
+        env = envhub.make("jaxatari/pong")
+    assert env.single_action_space == spaces.Discrete(6, dtype=np.int32)
+    assert "[y/N]" not in capsys.readouterr().out and "JAXTARI_SKIP_SPRITE_UPDATE" not in os.environ
+    assert not (old_pack / "jaxtari" / ".sprite_update_declined").exists()
+
+
+@pytest.mark.parametrize("stdin", ["closed", "silent pipe"])
+def test_make_never_reads_stdin(old_pack, stdin):
+    """In a new process (jaxtari's question is asked at each make): stdin closed, or a pipe that never answers
+    (where make used to hang), make succeeds at once."""
+    code = "import envhub; envhub.make('jaxatari/pong'); print('MADE')"
+    with subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL if stdin == "closed" else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=90) if stdin == "closed" else _never_answer(proc)
+        finally:
+            proc.kill()
+    assert proc.returncode == 0 and out.strip().endswith("MADE"), err[-2000:]
+    assert "[y/N]" not in out
+
+
+def _never_answer(proc):
+    """Wait for ``proc`` with its stdin pipe kept open and silent (communicate would close it)."""
+    try:
+        proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("envhub.make waited on stdin (jaxtari's sprite update question)")
+    return proc.stdout.read(), proc.stderr.read()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.metadata
+import os
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -23,12 +27,20 @@ GAME_TIME_LIMITS: dict[str, tuple[str, int]] = {"skiing": ("max_steps", 5 * 60 *
 #: What the plugin sets those constants to: a limit no episode reaches (int32 step counters).
 NO_LIMIT = 2**31 - 1
 
-#: How to install jaxtari's sprite pack, which every game loads when it is built.
-SPRITES_HINT = (
-    "run jaxtari's installer once, `install-sprites` (or `python -m jaxtari.install_sprites`), which downloads the "
-    "sprite pack (original sprites if you confirm you own the Atari 2600 ROMs, else replacement sprites) into "
-    "~/.local/share/jaxtari"
-)
+#: jaxtari's switch (README) that turns off its console question about a newer sprite pack.
+SKIP_UPDATE = "JAXTARI_SKIP_SPRITE_UPDATE"
+
+
+def sprites_hint() -> str:
+    """How to install jaxtari's sprite pack, which every game loads when it is built, naming the folder it goes to
+    (jaxtari's: ``platformdirs.user_data_dir("jaxtari")``, i.e. ``$XDG_DATA_HOME/jaxtari`` where that is set)."""
+    from jaxtari.paths import canonical_storage_dir
+
+    return (
+        "run jaxtari's installer once, `install-sprites` (or `python -m jaxtari.install_sprites`), which downloads "
+        "the sprite pack (original sprites if you confirm you own the Atari 2600 ROMs, else replacement sprites) "
+        f"into {canonical_storage_dir()}"
+    )
 
 
 class JaxAtariEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
@@ -117,17 +129,61 @@ def build_game(name: str, **kwargs: Any) -> Any:
     from jaxtari.paths import ownership_or_alt_markers_present
 
     if not ownership_or_alt_markers_present():  # jaxtari.make's own check, without its console banner
-        raise EnvUnavailableError(f"jaxatari/{name}", f"jaxtari's sprite pack is not installed; {SPRITES_HINT}")
+        raise EnvUnavailableError(f"jaxatari/{name}", f"jaxtari's sprite pack is not installed; {sprites_hint()}")
+    _warn_if_old_pack(name)
     try:
-        game = jaxtari.make(name, **kwargs)
+        with _no_sprite_update_question():
+            game = jaxtari.make(name, **kwargs)
     except FileNotFoundError as exc:  # a pack without this game's sprites
         raise EnvUnavailableError(
-            f"jaxatari/{name}", f"a sprite of the game is missing ({exc}); {SPRITES_HINT}"
+            f"jaxatari/{name}", f"a sprite of the game is missing ({exc}); {sprites_hint()}"
         ) from exc
     if name in GAME_TIME_LIMITS:
         field = GAME_TIME_LIMITS[name][0]
         game = _rebuilt(name, game, game.consts.replace(**{field: NO_LIMIT}), kwargs)
     return game
+
+
+@contextlib.contextmanager
+def _no_sprite_update_question() -> Iterator[None]:
+    """Inside, jaxtari.make never asks on the console. Where the installed sprite pack is older than jaxtari wants,
+    jaxtari.make asks whether to download the new one (``input()``): make waited forever on a silent stdin, failed
+    with EOFError on a closed one, and a yes downloads and ``sys.exit(1)``s offline. ``JAXTARI_SKIP_SPRITE_UPDATE=1``
+    is jaxtari's switch for that: set only around the call and restored after (``_warn_if_old_pack`` says instead)."""
+    before = os.environ.get(SKIP_UPDATE)
+    os.environ[SKIP_UPDATE] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SKIP_UPDATE, None)
+        else:
+            os.environ[SKIP_UPDATE] = before
+
+
+def _warn_if_old_pack(name: str) -> None:
+    """Warn where jaxtari would have asked to update the sprite pack (unless the user turned that off or declined)."""
+    from jaxtari.paths import (
+        REQUIRED_SPRITE_VERSION,
+        declined_update_for_required_version,
+        env_flag,
+        get_storage_dir,
+        read_installed_sprite_version,
+        sprite_update_needed,
+    )
+
+    storage = get_storage_dir()
+    if env_flag(SKIP_UPDATE) or not sprite_update_needed(storage) or declined_update_for_required_version(storage):
+        return
+    installed = read_installed_sprite_version(storage)
+    version = "unknown" if installed is None else installed
+    warnings.warn(
+        f"jaxatari/{name}: jaxtari's sprite pack in {storage} is version {version}, older than the "
+        f"{REQUIRED_SPRITE_VERSION} this jaxtari wants; envhub builds the game with it (make never asks on the "
+        f"console or downloads). To update it, {sprites_hint()}; set {SKIP_UPDATE}=1 to silence this.",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def _rebuilt(name: str, game: Any, consts: Any, kwargs: dict[str, Any]) -> Any:
