@@ -90,23 +90,70 @@ def test_site_builds_strict_with_every_page(site):
 
 
 def test_api_reference_documents_every_public_name(site):
+    """Each page of the public surface renders every name of its ``__all__`` or links it to the page that does."""
     hook = _api_pages_hook()
     modules = hook.public_modules()
-    assert {"envhub", "envhub.wrappers", "envhub.testing", "envhub.errors", "envhub.spaces"} <= set(modules)
+    assert {"envhub", "envhub.wrappers", "envhub.testing", "envhub.errors", "envhub.spaces", "envhub.plugin"} <= set(
+        modules
+    )
+    assert {"envhub.interop", "envhub.interop.gym_env", "envhub.tools", "envhub.cli", "envhub.sharding"} <= set(modules)
     missing = []
     for module in modules:
         html = (site / "reference" / module / "index.html").read_text()
-        missing_extra = hook.optional_dependency_missing(module)
-        if missing_extra is not None:  # e.g. envhub.interop.sb3 without stable-baselines3: a note, named
-            assert "Not rendered in this build" in html and "pip install" in html, module
-            continue
-        mod = importlib.import_module(module)
-        for name in getattr(mod, "__all__", []):
-            index = hook.is_index(mod)  # a package or envhub.plugin: a table of links
-            found = f"<code>{name}</code>" in html if index else f'id="{module}.{name}"' in html
-            if not found:
-                missing.append(f"{module}.{name}")
+        note = hook.optional_dependency_missing(module)  # e.g. envhub.interop.sb3 without stable-baselines3
+        if note is not None:  # a note naming the extra, then the reference read from the source
+            assert "read from the source" in html and "pip install" in html, module
+        for section in hook.page_sections(module):
+            if not section.members:
+                assert f'id="{section.path}"' in html, section.path  # a command's module: its docstring
+                continue
+            names = section.exported if section.exported is not None else hook.static_all(section.path)
+            for name in names:
+                rendered = f'id="{section.path}.{name}"' in html
+                linked = f"<code>{name}</code></a>" in html or f"<td><code>{name}</code></td>" in html  # or a value
+                if not (rendered or linked):
+                    missing.append(f"{section.path}.{name}")
     assert not missing, f"public names missing from the API reference: {missing}"
+
+
+def test_api_reference_is_the_public_surface_only(site):
+    """No page for envhub's internals (``envhub.core``, ``envhub.registry``, ...): the nav lists the surface."""
+    hook = _api_pages_hook()
+    pages = {path.name for path in (site / "reference").iterdir() if path.is_dir()}
+    assert pages == set(hook.public_modules())
+    assert not [page for page in pages if page.split(".")[1:2] in (["core"], ["registry"], ["native"], ["host"])]
+    # a name several pages export is rendered once: envhub.plugin links TimeStep to the envhub page
+    plugin = (site / "reference" / "envhub.plugin" / "index.html").read_text()
+    assert 'id="envhub.plugin.TimeStep"' not in plugin and "../envhub/#envhub.TimeStep" in plugin
+
+
+def test_long_signatures_are_formatted_one_parameter_a_line():
+    hook = _api_pages_hook()
+    code = "def xxxx(env_id: str, *, num_envs: int | None = None, validate_actions: bool | str = True, **kwargs: Any) -> E: pass"
+    assert hook.format_def(code, 80) == (
+        "def xxxx(\n"
+        "    env_id: str,\n"
+        "    *,\n"
+        "    num_envs: int | None = None,\n"
+        "    validate_actions: bool | str = True,\n"
+        "    **kwargs: Any,\n"
+        ") -> E:\n"
+        "    pass\n"
+    )
+    assert hook.format_def("def xx(a, b=1): pass", 80) == "def xx(a, b=1):\n    pass\n"
+    assert hook.format_def("def xxxxxxxx(a, /, b, *args, c=2): pass", 24) == (
+        "def xxxxxxxx(\n    a, /, b, *args, c=2\n):\n    pass\n"
+    )
+    assert hook.format_def("x = [1, 2]", 4) == "x = [1, 2]"  # not a signature: unchanged
+    assert hook.format_def("def (", 4) == "def ("
+
+
+def test_a_missing_optional_dependency_names_its_extra():
+    hook = _api_pages_hook()
+    assert hook.extra_for("gymnasium") == "gymnasium" and hook.extra_for("pettingzoo") == "pettingzoo"
+    assert hook.extra_for("no-such-package") is None
+    note = hook.Missing("envhub.interop.gym_env", "gymnasium", "gymnasium", 'pip install "envhub[gymnasium]"').note()
+    assert note.startswith('!!! note "Needs the gymnasium extra"') and "envhub[gymnasium]" in note
 
 
 def test_backends_table_lists_every_installed_backend(site):
@@ -116,6 +163,41 @@ def test_backends_table_lists_every_installed_backend(site):
         assert "No backend plugin is installed" in html
     for backend in backends:
         assert f"<td><code>{backend.distribution}</code> {backend.version}</td>" in html, backend.prefix
+
+
+def _backends_hook():
+    return load_file(ROOT / "docs" / "hooks" / "backends.py", "backends_hook")
+
+
+def test_in_repo_backends_are_read_from_the_plugins_folder():
+    plugins = _backends_hook().in_repo_plugins()
+    folders = sorted(p.name for p in (ROOT / "plugins").glob("envhub-*") if (p / "pyproject.toml").is_file())
+    assert sorted(p.distribution for p in plugins) == folders
+    assert [p.prefix for p in plugins] == sorted(name.removeprefix("envhub-") for name in folders)
+    assert all(p.version and p.description and p.api == "1" and p.batching for p in plugins)
+
+
+def test_every_page_naming_the_backends_names_the_same_generated_set(site):
+    prefixes = [p.prefix for p in _backends_hook().in_repo_plugins()]
+    for page in ("index.html", "quickstart/index.html", "third-party-plugins/index.html", "backends/index.html"):
+        html = (site / page).read_text()
+        assert "backends:" not in html, page  # every marker replaced
+        assert [p for p in prefixes if f"<code>{p}</code>" not in html] == [], page
+        assert f"{len(prefixes)} " in html, page  # the count
+    quickstart = (site / "quickstart" / "index.html").read_text()
+    assert all(f"envhub-{p}" in quickstart for p in prefixes)  # the `envhub list` output
+    for page in ("index.md", "quickstart.md", "third-party-plugins.md"):  # none writes a list by hand
+        assert "<!-- backends:names -->" in (ROOT / "docs" / page).read_text(), page
+
+
+def test_the_backends_page_details_every_in_repo_backend_below_its_table():
+    page = (ROOT / "docs" / "backends.md").read_text()
+    assert "<!-- backends:in-repo -->" in page
+    missing = [p.prefix for p in _backends_hook().in_repo_plugins() if f"- **`{p.prefix}`**: " not in page]
+    assert not missing, f"docs/backends.md has no paragraph under the in-repo table for {missing}"
+    for line in page.splitlines():  # every cell of a table short: details go below it
+        if line.startswith("|"):
+            assert all(len(cell.split()) <= 40 for cell in line.split("|")), line
 
 
 def test_errors_page_names_every_public_error_and_warning():
