@@ -1,10 +1,11 @@
 """Interop: envhub environments as gymnasium, PettingZoo, gymnax and JaxMARL environments, and users' own env objects as envhub ones.
 
-gymnasium, gymnax, jaxmarl and brax are imported inside the functions that need them, never by ``import
+gymnasium, gymnax, jaxmarl, torch and brax are imported inside the functions that need them, never by ``import
 envhub``. The exports (``gym_env``, ``gym_vector``) compile one call per step (``compiled``);
 ``register_gymnasium`` (``registration``) makes every envhub id a gymnasium id; ``to_gymnax``
 (``gymnax_export``) hands an env to gymnax code (rejax, PureJaxRL), ``to_jaxmarl`` (``jaxmarl_export``) a
-multi-agent env to JaxMARL code (its IPPO, MAPPO and QMIX baselines).
+multi-agent env to JaxMARL code (its IPPO, MAPPO and QMIX baselines), ``to_torchrl`` (``torchrl_export``)
+a single-agent env to TorchRL (its collectors, transforms and losses; torch is imported only there).
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> 
     return export(env, keep_final_obs)
 
 
+def to_torchrl(env: Environment[Any, Any, Any], device: Any = None, one_hot_actions: bool = False, seed: int = 0) -> Any:
+    """Expose a single-agent envhub env (batched or not, JAX-native or host) as a TorchRL ``EnvBase`` (``envhub.interop.torchrl_export``).
+
+    ``batch_size=[num_envs]``; ``("next", ...)`` holds the observation reached, a masked ``reset`` the next episode's
+    first (envhub's same-step auto-reset); ``device``: the tensors' torch device (default: the JAX device's).
+    """
+    from envhub.interop.torchrl_export import to_torchrl as export
+
+    return export(env, device, one_hot_actions, seed)
+
+
 def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
     """The backend ``prefix``'s ``wrap_object(env, **kwargs)`` (``envhub.plugin.WrapObject``), found through the registry.
 
@@ -77,4 +89,5 @@ __all__ = [
     "to_jaxmarl",
     "to_pettingzoo_aec",
     "to_pettingzoo_parallel",
+    "to_torchrl",
 ]

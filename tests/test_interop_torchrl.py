@@ -1,0 +1,228 @@
+"""``to_torchrl``: TorchRL's specs and conventions, ``check_env_specs``, partial resets, seeding, a collector with
+TorchRL's PPO loss, and ``env.step``'s errors.
+
+torch is not in the main test venv (its PyPI wheel pulls ~5 GB of CUDA): ``tests/test_sb3_cpu_torch.py`` runs this
+module in its side venv (CPU torch, ``envhub[torchrl]``); here only the missing-dependency test runs.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import envhub
+from envhub import spaces
+from envhub.errors import ActionError, ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
+from envhub.interop import to_torchrl
+from envhub.testing.toy_envs import Corridor
+
+try:
+    import torch
+    import torchrl  # noqa: F401
+except ImportError:
+    torch = None
+needs_torchrl = pytest.mark.skipif(torch is None, reason='needs torch and torchrl: pip install "envhub[torchrl]"')
+CARTPOLE = "gymnax/CartPole-v1"
+
+
+@pytest.fixture(scope="module")
+def cartpole():
+    return to_torchrl(envhub.make(CARTPOLE, num_envs=4, max_steps_in_episode=30))
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_specs_follow_torchrl_and_pass_check_env_specs(cartpole):
+    from torchrl.data import Bounded, Categorical, OneHot, Unbounded
+    from torchrl.envs.utils import check_env_specs
+
+    assert cartpole.batch_size == (4,) and cartpole.device == torch.device("cpu")
+    assert isinstance(cartpole.action_spec, Categorical) and cartpole.action_spec.shape == (4,)
+    assert cartpole.action_spec.dtype == torch.int64 and cartpole.action_spec.space.n == 2
+    assert isinstance(cartpole.observation_spec["observation"], Unbounded)  # +-3.4e38: its span overflows float32
+    assert cartpole.reward_spec.shape == (4, 1) and set(cartpole.full_done_spec.keys()) == {
+        "done",
+        "terminated",
+        "truncated",
+    }
+    check_env_specs(cartpole, seed=0)
+    one = to_torchrl(envhub.make("gymnax/Pendulum-v1"), one_hot_actions=True)  # unbatched, a Box action
+    assert one.batch_size == () and isinstance(one.action_spec, Bounded) and one.action_spec.shape == (1,)
+    check_env_specs(one, seed=0)
+    hot = to_torchrl(envhub.make(CARTPOLE, num_envs=2), one_hot_actions=True)
+    assert isinstance(hot.action_spec, OneHot) and hot.action_spec.shape == (2, 2)
+    check_env_specs(hot, seed=0)
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnasium")
+def test_host_env_passes_check_env_specs():
+    from torchrl.envs.utils import check_env_specs
+
+    env = to_torchrl(envhub.make("gymnasium/CartPole-v1", num_envs=3))
+    check_env_specs(env, seed=0)
+    data = env.rollout(40, break_when_any_done=False)
+    assert data["next", "done"].any() and torch.isfinite(data["next", "observation"]).all()
+    env.close()
+    assert env.env.closed
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_next_holds_the_observation_reached_and_reset_the_next_episodes_first(cartpole):
+    from envhub.interop.compiled import Runner
+
+    reference = Runner(cartpole.env, 7)  # the same key stream: envhub's own TimeSteps
+    ts = reference.reset()
+    cartpole.set_seed(7)
+    pushes = np.array([False, False, True, True])  # envs 2 and 3 always push right and fall: terminated
+
+    def policy(td):
+        return td.set("action", torch.as_tensor((td["observation"][:, 2].numpy() > 0) | pushes).long())
+
+    data = cartpole.rollout(70, policy, break_when_any_done=False)
+    np.testing.assert_allclose(data["observation"][:, 0].numpy(), ts.obs)
+    for t in range(70):
+        ts = reference.step(((ts.obs[:, 2] > 0) | pushes).astype(np.int32))
+        step = data[:, t]
+        np.testing.assert_allclose(step["next", "observation"].numpy(), ts.final_obs)
+        assert step["next", "terminated"].squeeze(-1).tolist() == ts.terminated.tolist()
+        assert step["next", "truncated"].squeeze(-1).tolist() == ts.truncated.tolist()
+        assert step["next", "done"].squeeze(-1).tolist() == (ts.terminated | ts.truncated).tolist()
+        if t + 1 < 70:  # after a partial reset, the next episode's first observation: envhub's auto-reset
+            np.testing.assert_allclose(data["observation"][:, t + 1].numpy(), ts.obs)
+    assert data["next", "truncated"].any() and data["next", "terminated"].any()
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_partial_reset_of_running_envs_and_seeding(cartpole):
+    from tensordict import TensorDict
+
+    cartpole.set_seed(3)
+    first = cartpole.reset()
+    cartpole.set_seed(3)  # the same starts, whatever ran before
+    assert torch.equal(cartpole.reset()["observation"], first["observation"])
+    cartpole.set_seed(4)
+    assert not torch.equal(cartpole.reset()["observation"], first["observation"])
+    td = cartpole.reset()
+    for _ in range(3):
+        td = cartpole.step_mdp(cartpole.step(td.set("action", torch.ones(4, dtype=torch.long))))
+    mask = torch.tensor([[True], [False], [True], [False]])
+    again = cartpole.reset(TensorDict({**td.to_dict(), "_reset": mask}, batch_size=[4]))
+    assert torch.equal(again["observation"][1], td["observation"][1]) and not again["done"].any()
+    assert not torch.equal(again["observation"][0], td["observation"][0])  # a new episode: envhub's reset(where=...)
+    assert (again["observation"][[0, 2]].abs() <= 0.05).all()  # CartPole starts within +-0.05
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_collector_and_torchrl_ppo_loss_train_a_few_iterations():
+    from tensordict.nn import TensorDictModule
+    from torch import nn
+    from torchrl.collectors import Collector  # TorchRL 0.14's name of SyncDataCollector
+    from torchrl.modules import ProbabilisticActor, ValueOperator
+    from torchrl.objectives import ClipPPOLoss
+    from torchrl.objectives.value import GAE
+
+    torch.manual_seed(0)
+    env = to_torchrl(envhub.make(CARTPOLE, num_envs=8))
+    logits = TensorDictModule(nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 2)), ["observation"], ["logits"])
+    actor = ProbabilisticActor(logits, in_keys=["logits"], spec=env.action_spec, return_log_prob=True,
+                               distribution_class=torch.distributions.Categorical)  # fmt: skip
+    critic = ValueOperator(nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1)), in_keys=["observation"])
+    loss = ClipPPOLoss(actor, critic)
+    gae = GAE(gamma=0.99, lmbda=0.95, value_network=critic)
+    optim = torch.optim.Adam(loss.parameters(), lr=3e-3)
+    collector = Collector(env, actor, frames_per_batch=128, total_frames=512)
+    iterations = 0
+    for data in collector:
+        assert data.batch_size == (8, 16)
+        with torch.no_grad():
+            gae(data)
+        losses = loss(data.reshape(-1))
+        total = losses["loss_objective"] + losses["loss_critic"] + losses["loss_entropy"]
+        assert all(torch.isfinite(v).all() for v in losses.values() if isinstance(v, torch.Tensor))
+        optim.zero_grad()
+        total.backward()
+        optim.step()
+        iterations += 1
+    collector.shutdown()
+    assert iterations == 4
+
+
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_bad_actions_get_env_steps_errors_and_the_env_stays_usable(cartpole):
+    td = cartpole.reset()
+    with pytest.raises(ActionError, match=r"Invalid action for 'gymnax/CartPole-v1': .*dtype float32 where integers"):
+        cartpole.step(td.set("action", torch.zeros(4)))
+    with pytest.raises(ActionError, match=r"5 at index \(1,\) is outside \[0, 2\)"):
+        cartpole.step(td.set("action", torch.tensor([0, 5, 0, 1])))
+    with pytest.raises(ActionError, match=r"shape \(4, 2\) where \(4,\) is needed"):
+        cartpole.step(td.set("action", torch.zeros(4, 2, dtype=torch.long)))
+    assert cartpole.step(td.set("action", torch.zeros(4, dtype=torch.long)))["next", "reward"].shape == (4, 1)
+    hot = to_torchrl(envhub.make(CARTPOLE, num_envs=2), one_hot_actions=True)
+    td = hot.reset()
+    with pytest.raises(ActionError, match=r"not one-hot"):
+        hot.step(td.set("action", torch.ones(2, 2, dtype=torch.long)))
+    with pytest.raises(ActionError, match=r"one-hot shape \(2, 3\) where \(2, 2\) is needed"):
+        hot.step(td.set("action", torch.zeros(2, 3, dtype=torch.long)))
+
+
+class Wide(Corridor):
+    observation_space = spaces.Box(0, 6, (2,), np.uint64)  # torch has no full uint64 tensors
+
+
+@needs_torchrl
+def test_trees_and_refusals():
+    from torchrl.data import Composite
+    from torchrl.envs.utils import check_env_specs
+
+    from envhub.interop.torchrl_export import to_torchrl_spec
+
+    tree = spaces.Tree(
+        {"pos": spaces.Box(0.0, 6.0, (1,)), "t": (spaces.Discrete(21), spaces.Box(False, True, (2,), bool))}
+    )
+    fn = lambda obs: {"pos": obs[:1], "t": (obs[1].astype(np.int32), obs[:2] > 1)}  # noqa: E731
+    env = to_torchrl(envhub.wrappers.TransformObservation(Corridor(), fn, tree))
+    assert isinstance(env.observation_spec["t"], Composite) and env.observation_spec["t", "1"].dtype == torch.bool
+    check_env_specs(env, seed=0)
+    with pytest.raises(InvalidArgumentError, match=r"the observation space of .* Box\(.*uint64.*has no TorchRL spec"):
+        to_torchrl(Wide())
+    with pytest.raises(InvalidArgumentError, match=r"entry 'reward', a key TorchRL keeps for itself"):
+        to_torchrl(
+            envhub.wrappers.TransformObservation(
+                Corridor(), lambda o: {"reward": o}, spaces.Tree({"reward": Corridor().observation_space})
+            )
+        )
+    assert to_torchrl_spec(spaces.Discrete(3, start=-1)).space.low.item() == -1  # an observation: inclusive bounds
+    multi = Corridor()
+    multi.agents = ("a", "b")
+    with pytest.raises(InvalidArgumentError, match=r"multi-agent.*to_pettingzoo_parallel.*to_jaxmarl"):
+        to_torchrl(multi)
+    closed = Corridor()
+    torchrl_env = to_torchrl(closed)
+    torchrl_env.reset()
+    closed.close()
+    with pytest.raises(ClosedEnvironmentError, match=r"step\(\) called on environment .* after close\(\)"):
+        torchrl_env.rand_step()
+    with pytest.raises(ClosedEnvironmentError, match=r"reset\(\) called on environment .* after close\(\)"):
+        torchrl_env.reset()
+    with pytest.raises(ClosedEnvironmentError, match=r"to_torchrl\(\) called on environment .* after close\(\)"):
+        to_torchrl(closed)
+
+
+@needs_torchrl
+def test_import_envhub_interop_does_not_import_torch():
+    code = "import sys, envhub.interop; print('torch' in sys.modules, 'torchrl' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False False"
+
+
+def test_missing_torchrl_raises_the_install_line(monkeypatch):
+    monkeypatch.delitem(sys.modules, "envhub.interop.torchrl_export", raising=False)
+    monkeypatch.setitem(sys.modules, "torchrl.envs", None)
+    with pytest.raises(MissingDependencyError, match=r"needs the Python package 'torchrl'.*envhub\[torchrl\]"):
+        to_torchrl(Corridor())
