@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from envhub import spaces, testing
-from envhub.testing.compare import space_violation, summarize, tree_difference
+from envhub.testing.messages import space_violation, summarize, tree_difference
 from envhub.testing.toy_envs import Corridor
 from envhub.wrappers import VmapEnvironment
 

@@ -21,40 +21,24 @@ from envhub.testing.compare import (
     CheckSkipped,
     batch_shape,
     check_reward_structure,
-    leaf_equal,
-    mask_problem,
-    position,
     require,
     same_structure,
     space_mismatch,
-    space_violation,
-    summarize_tree,
-    tree_difference,
     trees_close,
 )
 from envhub.testing.compiled_checks import check_export, check_pure, check_refusal
+from envhub.testing.episode_checks import check_autoreset, check_truncation
+from envhub.testing.messages import first_set, rollout_axes, space_violation, summarize_tree, tree_difference
 from envhub.testing.params_check import check_params
-from envhub.testing.probe import VMAP_KEYS, Probe, random_step, rollout_fn, rollout_keys, space_names
-
-
-def _prefix(tree: Any, length: int) -> Any:
-    return jax.tree.map(lambda x: x[:length], tree)
-
-
-def _axes(batch_ndim: int, step: bool = True) -> tuple[str, ...]:
-    """Names of a rollout's leading axes: ``step`` (if ``step``), then ``env`` for each batch axis."""
-    return ("step",) * step + ("env",) * batch_ndim
-
-
-def _obs_space(env: Any) -> spaces.Space:
-    """The space of one env's obs (the batch axis is named in messages, not folded into the element index)."""
-    return env.observation_space if env.num_envs is None else env.single_observation_space
-
-
-def _first(flags: np.ndarray, axes: tuple[str, ...], first_step: int = 1) -> str:
-    """The first position where ``flags`` is set, e.g. ``step 4, env 2``."""
-    index = np.argwhere(flags)
-    return position(tuple(int(i) for i in index[0]), axes, first_step) if len(index) else "?"
+from envhub.testing.probe import (
+    VMAP_KEYS,
+    Probe,
+    prefix,
+    random_step,
+    rollout_fn,
+    rollout_keys,
+    space_names,
+)
 
 
 def _run_difference(a: Any, b: Any, labels: tuple[str, str], probe: Probe, atol: float) -> str:
@@ -62,9 +46,9 @@ def _run_difference(a: Any, b: Any, labels: tuple[str, str], probe: Probe, atol:
     batch_ndim = len(batch_shape(probe.env))
     return (
         tree_difference(
-            a[0], b[0], labels, root="init's TimeStep", axes=_axes(batch_ndim, False), rule="close", atol=atol
+            a[0], b[0], labels, root="init's TimeStep", axes=rollout_axes(batch_ndim, False), rule="close", atol=atol
         )
-        or tree_difference(a[1], b[1], labels, root="TimeStep", axes=_axes(batch_ndim), rule="close", atol=atol)
+        or tree_difference(a[1], b[1], labels, root="TimeStep", axes=rollout_axes(batch_ndim), rule="close", atol=atol)
         or f"no leaf differs by more than atol={atol}"
     )
 
@@ -76,13 +60,6 @@ def _parts_difference(a: Any, b: Any, labels: tuple[str, str], atol: float) -> s
         or tree_difference(a[1], b[1], labels, root="the step's TimeStep", rule="close", atol=atol)
         or f"no leaf differs by more than atol={atol}"
     )
-
-
-def _ended(steps: TimeStep[Any], done: np.ndarray, axes: tuple[str, ...]) -> str:
-    """The first step that ended an episode, with its obs (== final_obs) summarized."""
-    index = tuple(int(i) for i in np.argwhere(done)[0])
-    obs = summarize_tree(jax.tree.map(lambda x: np.asarray(x)[index], steps.obs))
-    return f"{position(index, axes)}, where obs and final_obs are both {obs}"
 
 
 def _reset_violation(probe: Probe) -> str:
@@ -97,8 +74,8 @@ def _reset_violation(probe: Probe) -> str:
         return env.reset(key, state)[1].obs
 
     obs = jax.jit(run)()
-    axes = _axes(len(batch_shape(env)), step=False)
-    return space_violation(_obs_space(env), obs, "obs", axes=axes) or summarize_tree(obs)
+    axes = rollout_axes(len(batch_shape(env)), step=False)
+    return space_violation(env.single_observation_space, obs, "obs", axes=axes) or summarize_tree(obs)
 
 
 def check_spaces(probe: Probe) -> None:
@@ -121,7 +98,7 @@ def check_init(probe: Probe) -> None:
     ts = probe.at_zero["first"]
     require(isinstance(ts, TimeStep), f"init returned {type(ts).__name__}, not envhub.TimeStep")
     batch = batch_shape(probe.env)
-    axes = _axes(len(batch), step=False)
+    axes = rollout_axes(len(batch), step=False)
     check_reward_structure(probe.env, ts.reward)
     for path, reward in jax.tree_util.tree_flatten_with_path(ts.reward)[0]:
         require(
@@ -130,7 +107,7 @@ def check_init(probe: Probe) -> None:
         )
         nonzero = np.asarray(reward) != 0
         if np.any(nonzero):
-            at = f" at {_first(nonzero, axes)}" if batch else ""
+            at = f" at {first_set(nonzero, axes)}" if batch else ""
             raise CheckFailure(
                 f"reward must be float32 zeros after init, but reward{jax.tree_util.keystr(path)}{at} is "
                 f"{np.asarray(reward)[nonzero].flat[0]}"
@@ -142,13 +119,13 @@ def check_init(probe: Probe) -> None:
             f"{flag} must be bool of shape {batch}, got {value.dtype} {value.shape}",
         )
         if np.any(np.asarray(value)):
-            at = f" (at {_first(np.asarray(value), axes)})" if batch else ""
+            at = f" (at {first_set(np.asarray(value), axes)})" if batch else ""
             raise CheckFailure(f"{flag} is set right after init{at}")
     require(
         probe.at_zero["init_inside"],
         lambda: (
             "init obs is not in observation_space: "
-            f"{space_violation(_obs_space(probe.env), ts.obs, 'obs', axes=axes) or summarize_tree(ts.obs)}"
+            f"{space_violation(probe.env.single_observation_space, ts.obs, 'obs', axes=axes) or summarize_tree(ts.obs)}"
         ),
     )
     require(
@@ -184,7 +161,7 @@ def check_jit(probe: Probe) -> None:
     """A jitted scan rollout gives what an eager Python loop gives, for the same keys."""
     eager = rollout_fn(probe.env, 12, jit=False)(jax.random.key(0), jax.random.key(1))
     jitted = probe.at_zero
-    jitted_steps, atol = _prefix(jitted["steps"], 12), probe.options.atol
+    jitted_steps, atol = prefix(jitted["steps"], 12), probe.options.atol
     require(
         trees_close(eager, (jitted["first"], jitted_steps), atol),
         lambda: (
@@ -236,135 +213,6 @@ def check_determinism(probe: Probe) -> None:
             any(not trees_close(first, other, 0.0) for other in others),
             "four different keys (same actions) gave identical trajectories; "
             "set Options(keys_matter=False) if the environment is deterministic by design",
-        )
-
-
-def check_autoreset(probe: Probe) -> None:
-    """Same-step auto-reset: final_obs == obs unless done; both in the space; never both flags; legal-action
-    masks in obs (multi-agent games) are bool, one per action, and allow some action."""
-    options, keys = probe.options, (jax.random.key(11), jax.random.key(12))
-    if options.time_limit_kwarg is None:
-        num_steps = options.num_steps
-        run = probe.run(*keys)
-        steps, inside = _prefix(run["steps"], num_steps), _prefix(run["inside"], num_steps)
-        batch_ndim = len(batch_shape(probe.env))
-    else:
-        num_steps = probe.limited_steps
-        run = probe.run_limited(*keys)
-        steps, inside = run["steps"], run["inside"]
-        batch_ndim = np.ndim(steps.terminated) - 1
-    terminated, truncated = np.asarray(steps.terminated), np.asarray(steps.truncated)
-    done = terminated | truncated
-    axes = _axes(batch_ndim)
-    require(
-        not np.any(terminated & truncated),
-        lambda: (
-            "terminated and truncated are both set on one step (terminated must win): "
-            f"first at {_first(terminated & truncated, axes)}"
-        ),
-    )
-    require(
-        done.any(),
-        f"no episode ended in {num_steps} random steps, so auto-reset could not be checked; "
-        "set Options(time_limit_kwarg=...) or a larger num_steps",
-    )
-    same = leaf_equal(steps.final_obs, steps.obs, batch_ndim)
-    require(
-        np.all(same[~done]),
-        lambda: (
-            "final_obs differs from obs on a step where the episode did not end: "
-            f"{tree_difference(steps.final_obs, steps.obs, ('final_obs', 'obs'), axes=axes, where=~done)}"
-        ),
-    )
-    require(
-        options.reset_obs_can_repeat or np.any(~same[done]),
-        lambda: (
-            "on every step that ended an episode, obs == final_obs: no auto-reset happened "
-            f"(the first: {_ended(steps, done, axes)}; final_obs must be the obs the episode reached, "
-            "obs the new episode's first)"
-        ),
-    )
-    space = _obs_space(probe.env)
-    require(
-        np.all(inside["obs"]),
-        lambda: f"some obs lie outside observation_space: {space_violation(space, steps.obs, 'obs', axes=axes)}",
-    )
-    problem = mask_problem(probe.env, steps.obs, axes)
-    require(problem is None, f"legal-action masks: {problem}")
-    require(
-        np.all(inside["final_obs"]),
-        lambda: (
-            "some final_obs lie outside observation_space: "
-            f"{space_violation(space, steps.final_obs, 'final_obs', axes=axes)}"
-        ),
-    )
-    check_reward_structure(probe.env, steps.reward)
-    for reward in jax.tree.leaves(steps.reward):
-        require(
-            reward.dtype == np.float32 and reward.shape == steps.terminated.shape,
-            f"a step's reward is {reward.dtype} {reward.shape}, not float32 of the flags' shape {steps.terminated.shape}",
-        )
-
-
-def check_truncation(probe: Probe) -> None:
-    """A time limit T truncates at exactly T steps (no dummy step), and final_obs is the reached obs."""
-    options = probe.options
-    if options.time_limit_kwarg is None:
-        raise CheckSkipped("the env has no time-limit kwarg (Options.time_limit_kwarg is None)")
-    limit, keys = options.time_limit, (jax.random.key(13), jax.random.key(14))
-    short = probe.run_limited(*keys)["steps"]
-    long = probe.run(*keys)["steps"]  # the default (longer) limit: the same trajectory until an end
-    batch_ndim = np.ndim(short.terminated) - 1
-    terminated, truncated = np.asarray(short.terminated), np.asarray(short.truncated)
-    done = terminated | truncated
-    # Episode lengths per environment: every truncation at exactly `limit`, none longer.
-    lengths = np.zeros(done.shape[1:], int)
-    env_axes = _axes(batch_ndim, step=False)
-    for t in range(done.shape[0]):
-        lengths = lengths + 1
-        if not np.all(lengths <= limit):
-            env = f", {_first(lengths > limit, env_axes)}" if batch_ndim else ""
-            raise CheckFailure(
-                f"an episode ran past the time limit {limit} (at step {t + 1}{env}): a missed truncation, "
-                "or a dummy step after an auto-reset"
-            )
-        early = truncated[t] & (lengths != limit)
-        if np.any(early):
-            env = f", {_first(early, env_axes)}" if batch_ndim else ""
-            raise CheckFailure(
-                f"truncated after {np.asarray(lengths)[early].flat[0]} steps (at step {t + 1}{env}), "
-                f"but the limit is {limit} (dummy step?)"
-            )
-        lengths = np.where(done[t], 0, lengths)
-    # Until its first episode ends, each environment follows the same trajectory in both runs, so
-    # where the short run's first episode is cut by the limit (and the long run's goes on),
-    # final_obs must be the long run's obs at that step.
-    long_done = np.asarray(long.terminated[:limit]) | np.asarray(long.truncated[:limit])
-    cut = truncated[limit - 1] & ~np.any(done[: limit - 1], axis=0) & ~np.any(long_done, axis=0)
-    if np.any(cut) and not options.obs_depend_on_time_limit:
-
-        def at_limit(tree: Any) -> Any:
-            return jax.tree.map(lambda x: x[limit - 1 : limit], tree)
-
-        # Two programs (two limits): equal up to rounding, not necessarily bit for bit.
-        same = leaf_equal(at_limit(short.final_obs), at_limit(long.obs), batch_ndim, options.atol)[0]
-        require(
-            np.all(same[cut]),
-            lambda: (
-                "final_obs at the time limit is not the observation the episode reached (obs, in a run with a "
-                "longer limit): "
-                + str(
-                    tree_difference(
-                        at_limit(short.final_obs),
-                        at_limit(long.obs),
-                        ("final_obs", "obs"),
-                        axes=_axes(batch_ndim),
-                        atol=options.atol,
-                        where=cut[None],
-                        first_step=limit,
-                    )
-                )
-            ),
         )
 
 

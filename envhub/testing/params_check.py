@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub.core.params import per_env
-from envhub.testing.compare import CheckFailure, CheckSkipped, require, tree_difference
+from envhub.testing.compare import CheckFailure, CheckSkipped, require
+from envhub.testing.messages import tree_difference
 from envhub.testing.probe import Probe
-
 
 
 def varied_params(default: Any) -> Any | None:
@@ -45,7 +45,11 @@ def check_params(probe: Probe) -> None:
             "default_params has no floating leaf to vary (the check scales floats by 1.25); "
             "give Options(params_variant=...) to vary others"
         )
-    other = varied_params(default) if variant is None else per_env(env.default_params, _with(env.default_params, variant), env.num_envs)
+    other = (
+        varied_params(default)
+        if variant is None
+        else per_env(env.default_params, _with(env.default_params, variant), env.num_envs)
+    )
     other = jax.tree.map(lambda d, x: jnp.asarray(x, d.dtype), default, other)  # one dtype: one program
     keys = (jax.random.key(0), jax.random.key(1))
     base_run, varied_run = probe.at_zero, probe.run(*keys, other)
@@ -72,12 +76,22 @@ def check_params(probe: Probe) -> None:
                 lambda i=i, want=want, row=row: (
                     f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its "
                     f"params: params reach the wrong env: "
-                    + str(tree_difference(row(out), row(want), ("with per-env params", "with uniform params"),
-                                          root="rollout", rule="close", atol=probe.options.atol))
+                    + str(
+                        tree_difference(
+                            row(out),
+                            row(want),
+                            ("with per-env params", "with uniform params"),
+                            root="rollout",
+                            rule="close",
+                            atol=probe.options.atol,
+                        )
+                    )
                 ),
             )
     size = probe.run.cache_size()
-    require(size == 1, f"the probe's rollout (init, step, reset) compiled {size} times for new params values: want once")
+    require(
+        size == 1, f"the probe's rollout (init, step, reset) compiled {size} times for new params values: want once"
+    )
 
 
 def _with(params: Any, values: dict[str, Any]) -> Any:
@@ -90,13 +104,21 @@ def _observed(run: Any, steps: int | None = None) -> dict[str, Any]:
     flags (``(envs, steps, ...)``)."""
     ts = run["steps"]
     env_first = lambda x: jnp.moveaxis(x[:steps], 0, 1) if x.ndim > 1 else x[:steps]  # noqa: E731
-    shown = {name: jax.tree.map(env_first, getattr(ts, name)) for name in ("obs", "final_obs", "reward", "terminated", "truncated")}
+    shown = {
+        name: jax.tree.map(env_first, getattr(ts, name))
+        for name in ("obs", "final_obs", "reward", "terminated", "truncated")
+    }
     return jax.device_get({"init obs": run["first"].obs, **shown})
 
 
 def _first_end(*runs: Any) -> int:
     """The first step at which any env of any of ``runs`` ended an episode (the rollout's length if none did)."""
-    done = np.stack([np.asarray(r["steps"].terminated | r["steps"].truncated).reshape(len(r["steps"].reward), -1).any(1) for r in runs])
+    done = np.stack(
+        [
+            np.asarray(r["steps"].terminated | r["steps"].truncated).reshape(len(r["steps"].reward), -1).any(1)
+            for r in runs
+        ]
+    )
     ends = np.flatnonzero(done.any(0))
     return int(ends[0]) if ends.size else done.shape[1]
 

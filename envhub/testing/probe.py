@@ -178,6 +178,11 @@ def checked_rollout_fn(
     return jax.jit(run)
 
 
+def prefix(tree: Any, length: int) -> Any:
+    """The first ``length`` steps of a stacked rollout."""
+    return jax.tree.map(lambda x: x[:length], tree)
+
+
 class WithParams:
     """A jitted ``run(key, action_key, params)`` called with the env's default params (leading with
     ``num_envs`` when batched) unless others are given: one program for every params value."""
@@ -281,6 +286,7 @@ __all__ = [
     "checked_rollout_fn",
     "first_steps",
     "in_space",
+    "prefix",
     "random_step",
     "rollout",
     "rollout_fn",
