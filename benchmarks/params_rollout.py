@@ -101,9 +101,17 @@ def compare(env_id: str, n: int, steps: int, repeats: int) -> list[dict[str, Any
     rows = []
     for name, seconds in medians.items():
         ratio = medians["constants"] / seconds
-        rows.append({"env": env_id, "run": name, "num_envs": n, "steps": steps,
-                     "steps_per_s": round(n * steps / seconds, 1), "ratio_vs_constants": round(ratio, 3),
-                     "compile_s": round(compiles.get(name, 0.0), 2)})
+        rows.append(
+            {
+                "env": env_id,
+                "run": name,
+                "num_envs": n,
+                "steps": steps,
+                "steps_per_s": round(n * steps / seconds, 1),
+                "ratio_vs_constants": round(ratio, 3),
+                "compile_s": round(compiles.get(name, 0.0), 2),
+            }
+        )
         print(f"  {name:<18} {n * steps / seconds / 1e3:9.1f} k steps/s   ratio {ratio:.3f} (target >= 0.95)")
     print(f"  jit cache after 3 params values: {cache} programs (None, and per-env arrays: switching adds none)")
     rows.append({"env": env_id, "run": "jit cache size", "programs": cache})

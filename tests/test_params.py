@@ -49,8 +49,14 @@ class Drift(JaxEnvironment):
         if self.bug == "ignores_params":
             params = self.default_params
         x = x + params["speed"] * (2 * action - 1)
-        return JaxStep(state=x, obs=jnp.reshape(x, (1,)), reward=jnp.float32(0.0), terminated=x >= params["goal"],
-                       truncated=False, info={})
+        return JaxStep(
+            state=x,
+            obs=jnp.reshape(x, (1,)),
+            reward=jnp.float32(0.0),
+            terminated=x >= params["goal"],
+            truncated=False,
+            info={},
+        )
 
 
 def per_env(**values: Any) -> dict[str, jax.Array]:
@@ -114,7 +120,9 @@ def test_reset_where_with_params_changes_only_the_reset_envs():
 def test_unbatched_env_vmaps_over_params_and_wrappers_pass_them_on():
     env = wrappers.RecordEpisodeStatistics(Drift())
     speeds = jnp.array([0.1, 0.3])
-    state, _ = jax.vmap(lambda k, s: env.init(k, params=per_env(speed=s)))(jax.random.split(jax.random.key(0), 2), speeds)
+    state, _ = jax.vmap(lambda k, s: env.init(k, params=per_env(speed=s)))(
+        jax.random.split(jax.random.key(0), 2), speeds
+    )
     state, ts = jax.vmap(env.step)(jax.random.split(jax.random.key(1), 2), state, jnp.ones(2, jnp.int32))
     np.testing.assert_allclose(ts.obs[:, 0], [0.1, 0.3], atol=0.011)
     batched = wrappers.VmapEnvironment(Drift(), 2)
@@ -127,10 +135,19 @@ def test_unbatched_env_vmaps_over_params_and_wrappers_pass_them_on():
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"goal": 1.0, "speed": 0.25}, r"params of '<unregistered>' have the structure .* not that of env.default_params"),
-        (per_env(speed=[1.0, 2.0]), r"params\['speed'\] of '<unregistered>' has shape \(2,\); it takes shape \(\) \(one value for every env\) or \(4,\)"),
+        (
+            {"goal": 1.0, "speed": 0.25},
+            r"params of '<unregistered>' have the structure .* not that of env.default_params",
+        ),
+        (
+            per_env(speed=[1.0, 2.0]),
+            r"params\['speed'\] of '<unregistered>' has shape \(2,\); it takes shape \(\) \(one value for every env\) or \(4,\)",
+        ),
         (per_env(speed=-1.0), r"params\['speed'\] of '<unregistered>' has the value -1.0; it must be >= 0.0"),
-        ({**per_env(), "goal": jnp.array(1 + 2j)}, r"params\['goal'\] .* has dtype complex64, which cannot be cast safely to its dtype float32"),
+        (
+            {**per_env(), "goal": jnp.array(1 + 2j)},
+            r"params\['goal'\] .* has dtype complex64, which cannot be cast safely to its dtype float32",
+        ),
     ],
 )
 def test_bad_params_are_refused_naming_the_leaf_and_the_state_stays_usable(params, match):
@@ -197,7 +214,9 @@ def test_own_spares_share_the_pool_while_params_are_uniform_and_keep_rows_once_t
 
     n = 4
     reset_fn = lambda key, row: row + jax.random.uniform(key) * 0.5  # noqa: E731
-    step = jax.jit(lambda key, done, states, spares, rows: reset_from_own_spares(reset_fn, key, done, states, spares, rows))
+    step = jax.jit(
+        lambda key, done, states, spares, rows: reset_from_own_spares(reset_fn, key, done, states, spares, rows)
+    )
     states = jnp.zeros(n)
     for rows, shared in ((jnp.full(n, 10.0), True), (jnp.arange(n) * 10.0, False)):
         spares = no_spares(states, own=True)
@@ -207,6 +226,8 @@ def test_own_spares_share_the_pool_while_params_are_uniform_and_keep_rows_once_t
             era = int(spares.era.max())
             new, spares = step(jax.random.key(t), done, states, spares, rows)
             refills.append(int(spares.era.max()) > era)
-            np.testing.assert_allclose(np.asarray(new)[np.asarray(done)] // 1 // 10 * 10, np.asarray(rows)[np.asarray(done)])
+            np.testing.assert_allclose(
+                np.asarray(new)[np.asarray(done)] // 1 // 10 * 10, np.asarray(rows)[np.asarray(done)]
+            )
         # uniform: the 4 spares serve 4 ends, one refill per 4 steps; differing: env 0 needs its own spare each step
         assert refills == ([True, False, False, False, True, False] if shared else [True] * 6), (shared, refills)

@@ -19,9 +19,9 @@ from typing import NoReturn
 from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record
 from envhub.cli.common import (
     EXIT_BROKEN_PIPE,
-    EXIT_INTERRUPTED,
     EXIT_CHECK_FAILED,
     EXIT_ENVHUB_ERROR,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     UsageError,

@@ -26,9 +26,7 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("-k", "--kwarg", action="append", default=[], metavar="KEY=VALUE", help="backend keyword argument")
     p.add_argument("--steps", type=positive_int, default=1000, help="scan length per repeat (default 1000)")
-    p.add_argument(
-        "--repeats", type=positive_int, default=5, help="timed repeats; the median is reported (default 5)"
-    )
+    p.add_argument("--repeats", type=positive_int, default=5, help="timed repeats; the median is reported (default 5)")
     p.add_argument(
         "--json",
         nargs="?",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from envhub.cli.common import EXIT_OK, add_env_arguments, check_output, make_env, positive_int, seed

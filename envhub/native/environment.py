@@ -21,15 +21,15 @@ import jax.numpy as jnp
 
 from envhub import spaces
 from envhub.core.env import Environment
-from envhub.core.spaces_of_one import SpacesOfOne
 from envhub.core.kwargs import TIME_LIMIT_KWARG
 from envhub.core.params import as_arrays, per_env
+from envhub.core.spaces_of_one import SpacesOfOne
 from envhub.core.tree import select
 from envhub.core.types import JaxStep, TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.native import resets
-from envhub.native.state import JaxState
 from envhub.native.kwargs import RESET_MODES, check_arguments, jax_kwargs, take_time_limit
+from envhub.native.state import JaxState
 
 S = TypeVar("S")
 Obs = TypeVar("Obs")

@@ -1,8 +1,7 @@
 """Find backend plugins through entry points, load each one only when its prefix is used.
 
-Discovery reads entry-point metadata only. A plugin module is imported the first time its prefix is used
-(``make``, ``list_envs``) or its status asked for (``list_backends``, unless ``load=False``); a failure is
-recorded against that plugin alone. Environment variables (read when a ``Registry`` is created):
+Discovery reads entry-point metadata only; a plugin module is imported when its prefix is first used or its status
+asked for (``list_backends(load=True)``), a failure recorded against it alone. Read when a ``Registry`` is made:
 
 - ``ENVHUB_DISABLE_PLUGIN_AUTOLOAD=1``: read no entry points (only in-process registrations).
 - ``ENVHUB_PLUGINS=gymnax,brax``: consider only these entry points.
@@ -46,6 +45,7 @@ from envhub.registry.loading import (
 from envhub.registry.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements, normalize
 from envhub.registry.specs import BackendStatus, EnvSpec, split_id
 from envhub.registry.specs import check_prefix as _check_prefix
+
 
 @dataclasses.dataclass
 class _Backend:

@@ -72,7 +72,9 @@ class Wrapper(Environment[Any, Any, Any]):
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return self.env.step(key, state, action)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+    def _reset_where(
+        self, key: jax.Array, state: Any, where: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep[Any]]:
         return self.env.reset(key, state, where=where, params=params)
 
     @property
@@ -163,7 +165,9 @@ class TimeStepWrapper(Wrapper):
         state, ts = self.env.reset(key, state, params=params)
         return state, self._map(ts)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+    def _reset_where(
+        self, key: jax.Array, state: Any, where: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep[Any]]:
         state, ts = self.env.reset(key, state, where=where, params=params)
         return state, self._map(ts)
 

@@ -61,7 +61,9 @@ class ShardedEnvironment(Wrapper):
     def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
         return self._pin(self.env.reset(key, self._pin(state), params=params))
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+    def _reset_where(
+        self, key: jax.Array, state: Any, where: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep[Any]]:
         return self._pin(self.env.reset(key, self._pin(state), where=where, params=params))
 
     def _set_params(self, state: Any, params: Any, where: jax.Array | None) -> Any:

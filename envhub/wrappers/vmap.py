@@ -51,7 +51,9 @@ class VmapEnvironment(Wrapper):
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
         return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
 
-    def _reset_where(self, key: jax.Array, state: Any, where: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
+    def _reset_where(
+        self, key: jax.Array, state: Any, where: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep[Any]]:
         def reset_one(k: jax.Array, s: Any, w: jax.Array, p: Any) -> tuple[Any, TimeStep[Any]]:
             return self.env.reset(k, s, where=w, params=p)
 

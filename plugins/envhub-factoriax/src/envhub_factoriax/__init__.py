@@ -31,7 +31,11 @@ SCENARIOS: dict[str, str] = {
 # world is a fixed level and no factoriax step draws from its key: keys cannot matter.
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
     # The params check: the terrain probabilities (its float params) shape no scenario's world; the clock does.
-    "*": {"time_limit_kwarg": "max_episode_steps", "obs_depend_on_time_limit": True, "params_variant": {"max_timesteps": 10}},
+    "*": {
+        "time_limit_kwarg": "max_episode_steps",
+        "obs_depend_on_time_limit": True,
+        "params_variant": {"max_timesteps": 10},
+    },
     "Rocket-v1": {"keys_matter": False},
 }
 
