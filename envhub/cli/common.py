@@ -10,7 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVHUB_ERROR = 0, 1, 2, 3
+#: Exit codes (DESIGN 6): success, a check failed, bad usage, an envhub error.
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_ENVHUB_ERROR = 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 
