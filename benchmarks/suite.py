@@ -46,16 +46,6 @@ def run_json(argv: list[str]) -> object:
         return json.loads(out.read_text())
 
 
-def plot_series(rows: list[dict]) -> dict[str, list[dict]]:
-    """One line per backend/env for envhub and one per raw baseline (a num_envs appears once per line)."""
-    series: dict[str, dict[int, float]] = {}
-    for r in rows:
-        name = f"{r['backend']}/{r['env']}"
-        series.setdefault(f"{name} envhub", {})[r["num_envs"]] = r["envhub_steps_per_s"]
-        series.setdefault(f"{name} {r['raw']}", {})[r["num_envs"]] = r["raw_steps_per_s"]
-    return {k: [{"num_envs": n, "steps_per_s": v} for n, v in sorted(d.items())] for k, d in series.items()}
-
-
 def markdown(rows: list[dict], skipped: list[str], imports: dict, memory: dict, machine: dict) -> str:
     lines = [
         "# envhub benchmark results",
@@ -115,9 +105,10 @@ def main() -> None:
             indent=2,
         )
     )
-    series = plot_series(rows)
-    if series:
-        bench.plot(series, str(out / "throughput.png"), title="envhub vs raw backends")
+    if rows:  # one panel per backend: this run's results.json and the run files beside it (plot_results.py)
+        import plot_results
+
+        plot_results.plot(out, out / "throughput.png")
     results = out / "RESULTS.md"
     # The sections after the generated tables (later per-backend runs, each under its own "## " heading)
     # are kept: a full run replaces only the tables above them.

@@ -1,5 +1,7 @@
 """mkdocs hook: serve the committed plots (benchmark throughput, PPO curves) from ``benchmarks/results/`` as ``assets/``.
 
+``throughput.png`` is drawn by ``python benchmarks/plot_results.py`` (one panel per backend, from the run files).
+
 The performance page includes ``benchmarks/results/RESULTS.md`` itself (pymdownx.snippets), so the
 site shows the last committed run with no copy to keep in step.
 """
