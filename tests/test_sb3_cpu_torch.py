@@ -1,7 +1,8 @@
-"""CI's SB3 job: ``tests/test_interop_sb3.py`` in a side venv with ``envhub[sb3]`` and a CPU build of torch.
+"""CI's torch job: ``tests/test_interop_sb3.py`` and ``tests/test_interop_torchrl.py`` in one side venv with
+``envhub[sb3,torchrl]`` and a CPU build of torch, in one pytest process (torch is imported once).
 
-SB3 and torch stay out of the core and of the ``test`` extra (torch from PyPI pulls ~5 GB of CUDA
-wheels), so the main test venv skips that module. A CPU torch wheel for this Python is looked for,
+SB3, TorchRL and torch stay out of the core and of the ``test`` extra (torch from PyPI pulls ~5 GB of CUDA
+wheels), so the main test venv skips those modules. A CPU torch wheel for this Python is looked for,
 in order, at ``$ENVHUB_TORCH_CPU_FIND_LINKS`` (a folder or a page of links), in pip's configured
 find-links, then on PyTorch's CPU index; the exact ``+cpu`` version found is pinned, so the CUDA
 build on PyPI can never be picked. None found: SKIPPED, saying how to give one.
@@ -71,7 +72,7 @@ def find_cpu_torch() -> tuple[str, Version] | None:
 
 
 @pytest.mark.side_venv
-def test_sb3_tests_pass_with_cpu_torch(tmp_path):
+def test_sb3_and_torchrl_tests_pass_with_cpu_torch(tmp_path):
     found = find_cpu_torch()
     if found is None:
         pytest.skip(
@@ -79,11 +80,11 @@ def test_sb3_tests_pass_with_cpu_torch(tmp_path):
             f"torch-*+cpu-*.whl, add one to pip's find-links, or make {CPU_INDEX} reachable"
         )
     location, version = found
-    install = ("--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,gymnax]", "pytest")
+    install = ("--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,torchrl,gymnax,gymnasium]", "pytest")
     with side_venv("sb3-cpu-torch", *install, *pinned(*JAX_WITH_CACHE)) as python:
         probe = "import torch, stable_baselines3 as sb3; print(torch.__version__, torch.version.cuda, sb3.__version__)"
         torch, cuda, _ = run([python, "-c", probe], tmp_path).stdout.split()
         assert Version(torch) == version and cuda == "None", (torch, cuda)
 
-        report = pytest_in(python, ROOT / "tests" / "test_interop_sb3.py")
-    assert not report.failed and not report.skipped and report.passed >= 2, report
+        report = pytest_in(python, ROOT / "tests" / "test_interop_sb3.py", ROOT / "tests" / "test_interop_torchrl.py")
+    assert not report.failed and not report.skipped and report.passed >= 11, report

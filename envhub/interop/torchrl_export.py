@@ -187,8 +187,7 @@ class EnvhubTorchRLEnv(EnvBase):  # type: ignore[misc,unused-ignore]
         return index[0] if space.shape == () else torch.stack(index, -1)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
-        """Close the envhub env too (its host resources)."""
-        self.env.close()
+        """TorchRL's close; the envhub env stays open: its maker closes it (a ``Collector`` calls this on finishing)."""
         super().close(raise_if_closed=raise_if_closed)
 
     def __repr__(self) -> str:
