@@ -52,7 +52,9 @@ def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> 
     return export(env, keep_final_obs)
 
 
-def to_torchrl(env: Environment[Any, Any, Any], device: Any = None, one_hot_actions: bool = False, seed: int = 0) -> Any:
+def to_torchrl(
+    env: Environment[Any, Any, Any], device: Any = None, one_hot_actions: bool = False, seed: int = 0
+) -> Any:
     """Expose a single-agent envhub env (batched or not, JAX-native or host) as a TorchRL ``EnvBase`` (``envhub.interop.torchrl_export``).
 
     ``batch_size=[num_envs]``; ``("next", ...)`` holds the observation reached, a masked ``reset`` the next episode's
