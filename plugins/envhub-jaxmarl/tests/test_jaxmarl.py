@@ -250,6 +250,9 @@ def test_no_agents_is_refused_at_make():
             envhub.make("jaxmarl/MPE_simple_spread_v3", num_agents=bad)
     with pytest.raises(InvalidArgumentError, match=r"'jaxmarl/MPE_simple_tag_v3' made with .* has no agents"):
         envhub.make("jaxmarl/MPE_simple_tag_v3", num_good_agents=0, num_adversaries=0)
+    for bad in (1, 6):  # Hanabi is played by 2 to 5 (jaxmarl asserts it)
+        with pytest.raises(InvalidArgumentError, match=rf"num_agents={bad} for 'jaxmarl/hanabi': hanabi is played by 2 to 5"):
+            envhub.make("jaxmarl/hanabi", num_agents=bad)
 
 
 def test_importing_jaxmarl_leaves_stdout_alone():

@@ -61,6 +61,8 @@ OWN_LIMIT = {"mpe": 1, "smax": 1, "overcooked": 0}
 # Families with legal-action masks (``get_avail_actions``, Hanabi's ``get_legal_moves``): each agent's
 # observation is ``{"observation", "legal_action_mask"}``.
 MASKED = frozenset({"smax", "hanabi"})
+# Families whose number of agents jaxmarl bounds (Hanabi asserts 2..5): refused at make with the range.
+AGENT_RANGES = {"hanabi": (2, 5)}
 
 
 class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
@@ -83,6 +85,12 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         extra = OWN_LIMIT.get(self.family)
         if "num_agents" in kwargs:  # jaxmarl takes 0 and fails at init (MPE: ZeroDivisionError), -1 in its make
             positive_int("num_agents", kwargs["num_agents"], where=f"for 'jaxmarl/{name}'")
+            low, high = AGENT_RANGES.get(family, (1, None))
+            if kwargs["num_agents"] < low or (high is not None and kwargs["num_agents"] > high):
+                raise InvalidArgumentError(
+                    f"num_agents={kwargs['num_agents']!r} for 'jaxmarl/{name}': {family} is played by {low} to {high} "
+                    f"agents; give one in that range."
+                )
         self.marl_env = jaxmarl.make(name, **kwargs)
         if not self.marl_env.agents:
             raise InvalidArgumentError(f"'jaxmarl/{name}' made with {kwargs} has no agents: give it at least one.")
