@@ -28,7 +28,12 @@ def random_actions(key, agents, sizes, num_envs):
 
 
 def raw_jaxmarl_rollout(name: str, num_envs: int, steps: int):
-    env = jaxmarl.make(name)
+    return marl_rollout(jaxmarl.make(name), num_envs, steps)
+
+
+def marl_rollout(env, num_envs: int, steps: int):
+    """A jitted-ready ``run(key) -> (total reward, episode ends)`` of any JaxMARL ``MultiAgentEnv``, vmapped over
+    ``num_envs``, random actions (also used by ``jaxmarl_export.py`` on envhub's export)."""
     sizes = {a: env.action_space(a).n for a in env.agents}
     reset, step = jax.vmap(env.reset), jax.vmap(env.step)
 

@@ -17,33 +17,14 @@ import importlib.metadata
 
 import jax
 from _timing import compare_each, write_json
-from jaxmarl_envs import random_actions, raw_jaxmarl_rollout
+from jaxmarl_envs import marl_rollout, raw_jaxmarl_rollout
 
 import envhub
 from envhub.interop import to_jaxmarl
 
 
 def export_rollout(name: str, num_envs: int, steps: int):
-    env = to_jaxmarl(envhub.make(f"jaxmarl/{name}"))
-    sizes = {a: env.action_space(a).n for a in env.agents}
-    reset, step = jax.vmap(env.reset), jax.vmap(env.step)
-
-    def run(key):
-        init_key, key = jax.random.split(key)
-        _, state = reset(jax.random.split(init_key, num_envs))
-
-        def body(carry, key):
-            state, total, ends = carry
-            action_key, step_key = jax.random.split(key)
-            actions = random_actions(action_key, env.agents, sizes, num_envs)
-            _, state, rewards, dones, _ = step(jax.random.split(step_key, num_envs), state, actions)
-            reward = sum(rewards[a].sum() for a in env.agents)
-            return (state, total + reward, ends + dones["__all__"].sum()), None
-
-        (_, total, ends), _ = jax.lax.scan(body, (state, 0.0, 0), jax.random.split(key, steps))
-        return total, ends
-
-    return run
+    return marl_rollout(to_jaxmarl(envhub.make(f"jaxmarl/{name}")), num_envs, steps)
 
 
 def main() -> None:
