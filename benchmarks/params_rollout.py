@@ -6,10 +6,13 @@ the same batch, random actions, same-step auto-reset, timed interleaved:
 - ``constants``: the default params compiled into the program, as envhub did before params were data
   (``with_constants``: the env with ``default_params`` ``None``, its functions closing over the defaults);
 - ``defaults``: the env as ``envhub.make`` gives it (its params live in the state, one copy per env);
-- ``per-env``: every env with its own params (float leaves scaled per env by a draw in [0.8, 1.2]);
+- ``per-env``: one set of params per env (leaves leading with ``num_envs``) holding the default values: the same
+  dynamics and work as ``constants``, so the ratio is the whole cost of params as data (target >= 0.95);
+- ``per-env, drawn``: every env with its own params (float leaves scaled per env by a draw in [0.8, 1.2]): other
+  dynamics, so other episode lengths and reset work (the episode ends are printed beside the ratio);
 - ``per-env, switched``: the same program with another draw (no compile: jit's cache is counted).
 
-Ratios are against ``constants`` (target >= 0.95). ``--json`` writes the rows.
+Ratios are against ``constants``. ``--json`` writes the rows.
 
     python benchmarks/params_rollout.py [--envs gymnax/CartPole-v1,brax/inverted_pendulum] [--num-envs 1024,64]
         [--steps 500,100] [--repeats 9] [--json PATH]
@@ -72,7 +75,7 @@ def draw(default: Any, n: int, seed: int) -> Any:
         if jnp.issubdtype(x.dtype, jnp.floating):
             x = x * jax.random.uniform(k, (n, *x.shape), minval=0.8, maxval=1.2, dtype=x.dtype)
         else:
-            x = jnp.broadcast_to(x, (n, *x.shape))
+            x = jnp.full((n, *x.shape), x, x.dtype)  # strong-typed, as the drawn floats: one program for all
         out.append(x)
     return jax.tree.unflatten(treedef, out)
 
@@ -81,20 +84,31 @@ def compare(env_id: str, n: int, steps: int, repeats: int) -> list[dict[str, Any
     key = jax.random.key(0)
     constants = with_constants(envhub.make(env_id, num_envs=n))
     env = envhub.make(env_id, num_envs=n)
-    per_env, switched = draw(env.default_params, n, 1), draw(env.default_params, n, 2)
+    same = jax.tree.map(lambda x: jnp.full((n, *jnp.shape(x)), x, jnp.asarray(x).dtype), env.default_params)
+    drawn, switched = draw(env.default_params, n, 1), draw(env.default_params, n, 2)
     run_constants, run_params = rollout(constants, steps), rollout(env, steps)
     compiles = {
         "constants": first_call_seconds(lambda: run_constants(key, None)),
         "defaults": first_call_seconds(lambda: run_params(key, None)),
-        "per-env": first_call_seconds(lambda: run_params(key, per_env)),
+        "per-env": first_call_seconds(lambda: run_params(key, same)),
     }
-    run_params(key, switched)
+    inputs = {
+        "constants": None,
+        "defaults": None,
+        "per-env": same,
+        "per-env, drawn": drawn,
+        "per-env, switched": switched,
+    }
+    ends = {
+        name: int(run_params(key, p)[1] if name != "constants" else run_constants(key, None)[1])
+        for name, p in inputs.items()
+    }
     cache = run_params._cache_size()  # defaults (None) and per-env arrays: 2 programs; switching adds none
     runs = {
-        "constants": lambda: jax.block_until_ready(run_constants(key, None)),
-        "defaults": lambda: jax.block_until_ready(run_params(key, None)),
-        "per-env": lambda: jax.block_until_ready(run_params(key, per_env)),
-        "per-env, switched": lambda: jax.block_until_ready(run_params(key, switched)),
+        name: (lambda p=p: jax.block_until_ready(run_params(key, p)))
+        if name != "constants"
+        else (lambda: jax.block_until_ready(run_constants(key, None)))
+        for name, p in inputs.items()
     }
     medians = interleaved_medians(runs, repeats)
     print(f"{env_id}, {n} envs x {steps} steps, median of {repeats} (jax {jax.__version__}, {jax.default_backend()})")
@@ -109,10 +123,13 @@ def compare(env_id: str, n: int, steps: int, repeats: int) -> list[dict[str, Any
                 "steps": steps,
                 "steps_per_s": round(n * steps / seconds, 1),
                 "ratio_vs_constants": round(ratio, 3),
+                "episode_ends": ends[name],
                 "compile_s": round(compiles.get(name, 0.0), 2),
             }
         )
-        print(f"  {name:<18} {n * steps / seconds / 1e3:9.1f} k steps/s   ratio {ratio:.3f} (target >= 0.95)")
+        print(
+            f"  {name:<18} {n * steps / seconds / 1e3:9.1f} k steps/s   ratio {ratio:.3f}   episode ends {ends[name]}"
+        )
     print(f"  jit cache after 3 params values: {cache} programs (None, and per-env arrays: switching adds none)")
     rows.append({"env": env_id, "run": "jit cache size", "programs": cache})
     return rows

@@ -231,3 +231,66 @@ def test_own_spares_share_the_pool_while_params_are_uniform_and_keep_rows_once_t
             )
         # uniform: the 4 spares serve 4 ends, one refill per 4 steps; differing: env 0 needs its own spare each step
         assert refills == ([True, False, False, False, True, False] if shared else [True] * 6), (shared, refills)
+
+
+def test_a_step_never_writes_the_params_so_a_scan_carries_them_unchanged():
+    """Params as data cost nothing per step (benchmarks/params_rollout.py): the step passes the state's params
+    through untouched (a new episode switches to ``next_params`` by a flag), so XLA keeps them loop-invariant."""
+    env = Drift(num_envs=N)
+    state, _ = env.init(jax.random.key(0), params=per_env(start=[0.0, 0.5, 0.25, 0.75]))
+    for field in ("next_params", "prior_params"):
+        stepped = lambda s, field=field: getattr(env.step(jax.random.key(1), s, jnp.ones(N, jnp.int32))[0], field)  # noqa: E731
+        jaxpr = jax.make_jaxpr(stepped)(state).jaxpr
+        paths = jax.tree_util.tree_flatten_with_path(state)[0]
+        passed_through = [id(v) for v, (path, _) in zip(jaxpr.invars, paths) if field in jax.tree_util.keystr(path)]
+        assert [id(v) for v in jaxpr.outvars] == passed_through, field
+
+
+def test_reset_where_without_params_restarts_the_chosen_envs_on_their_next_params():
+    env = Drift(num_envs=N)
+    state, _ = env.init(jax.random.key(0))
+    where = jnp.array([True, True, False, False])
+    state = env.set_params(state, per_env(start=3.0), where=where)
+    state, ts = env.reset(jax.random.key(1), state, where=jnp.array([True, False, True, False]))
+    np.testing.assert_allclose(state.params["start"], [3.0, 0.0, 0.0, 0.0])  # env 1 waits for its episode's end
+    np.testing.assert_allclose(np.asarray(state.env)[[0, 2]], [3.0, 0.0], atol=0.011)  # the reset envs' starts
+
+
+class FixedStart(Drift):
+    """Drift whose reset ignores its params (as gymnax's do): one pool of spares serves every env."""
+
+    def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        x = 0.01 * jax.random.uniform(key)
+        return x, jnp.reshape(x, (1,))
+
+
+class ParamStart(FixedStart):
+    """FixedStart whose reset reads its params (to no effect): each env needs its own spare."""
+
+    def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
+        x, obs = super()._reset_one(key, params)
+        return x + 0 * params["start"], obs
+
+
+def refills_and_steps(env: JaxEnvironment, speeds: jax.Array, steps: int = 12) -> tuple[int, np.ndarray]:
+    state, _ = env.init(jax.random.key(0), params=per_env(speed=speeds))
+    step, refills, moves = jax.jit(env.step), 0, []
+    for i in range(steps):
+        era, before = int(state.spares.era.max()), np.asarray(state.env)
+        state, ts = step(jax.random.key(i), state, jnp.ones(N, jnp.int32))
+        moves.append(np.asarray(ts.final_obs)[:, 0] - before)
+        refills += int(state.spares.era.max()) > era
+    return refills, np.stack(moves)
+
+
+def test_spares_of_a_reset_that_ignores_params_are_shared_by_envs_with_different_params():
+    from envhub.native.resets import reads_params
+
+    assert reads_params(ParamStart()._reset_one, jax.random.key(0), per_env())
+    assert not reads_params(FixedStart()._reset_one, jax.random.key(0), per_env())
+    speeds = jnp.array([0.25, 0.5, 1.0, 0.5])  # episodes of 4, 2, 1 and 2 steps
+    shared, shared_moves = refills_and_steps(FixedStart(num_envs=N), speeds)
+    own, own_moves = refills_and_steps(ParamStart(num_envs=N), speeds)
+    np.testing.assert_allclose(shared_moves, np.broadcast_to(speeds, shared_moves.shape), atol=1e-6)
+    np.testing.assert_allclose(own_moves, shared_moves, atol=1e-6)  # each env steps with its own params
+    assert own == 12 and shared < own, (shared, own)  # env 2 ends every step: its own spare is refilled every step

@@ -11,7 +11,6 @@ step, for the running episode and the next. Nothing is jitted here: gymnax code 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -203,7 +202,7 @@ def _is_jax_state(x: Any) -> bool:
 def _with_params(state: Any, params: Any) -> Any:
     """``state`` whose envhub ``JaxState`` (however deep in wrapper states) runs this and next episodes on ``params``."""
     return jax.tree.map(
-        lambda s: dataclasses.replace(s, params=params, next_params=params) if _is_jax_state(s) else s,
+        lambda s: s.running_on(params) if _is_jax_state(s) else s,
         state,
         is_leaf=_is_jax_state,
     )

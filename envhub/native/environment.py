@@ -129,11 +129,18 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
                 f"set_params on {self.id!r}: reset_mode='cached' restarts every episode from the state cached at "
                 f"init, so new params could not reach the next episodes; pass them to env.reset(key, state, params=...)."
             )
-        new = self._state_params(params)
-        every = where is None
-        spares = state.spares if state.spares is None else resets.stale_spares(state.spares, where)
+        new, running = self._state_params(params), state.params  # running episodes keep theirs: now prior_params
+        spares = self._stale(state.spares, where)
+        if where is None:
+            return dataclasses.replace(
+                state, next_params=new, prior_params=running, on_next=jnp.zeros_like(state.on_next), spares=spares
+            )
         return dataclasses.replace(
-            state, next_params=new if every else select(where, new, state.next_params), spares=spares
+            state,
+            next_params=select(where, new, state.next_params),
+            prior_params=select(where, running, state.prior_params),
+            on_next=state.on_next & ~where,
+            spares=spares,
         )
 
     def _step(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
@@ -149,8 +156,8 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name != "_step_out_shapes":  # the backend's functions read its attributes: compile and trace them anew
-            self.__dict__.pop("_compiled", None)
-            self.__dict__.pop("_inner", None)
+            for cache in ("_compiled", "_inner", "_reset_reads_params"):
+                self.__dict__.pop(cache, None)
 
     def _traced_once(self, name: str) -> Any:
         """This env's ``jax.jit`` of the backend method ``name``, called inside the programs above: every
@@ -169,8 +176,9 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         env, obs = self._map(self._fresh, key, params, chunk=self.reset_chunk)
         steps = jnp.zeros(self._batch, jnp.int32)
         first = (env, obs) if self.reset_mode == "cached" else None
-        spares = resets.no_spares((env, obs), own=params is not None) if self.reset_spares else None
-        return JaxState(env, steps, first, spares, params, params), self._first_timestep(obs, key, env, params)
+        spares = resets.no_spares((env, obs), own=self._spares_follow_params()) if self.reset_spares else None
+        state = JaxState(env, steps, first, spares).running_on(params)
+        return state, self._first_timestep(obs, key, env, params)
 
     def _reset_traced(self, key: jax.Array, state: JaxState[S], params: Any) -> tuple[JaxState[S], TimeStep[Obs]]:
         if self.reset_mode == "cached" and params is None:
@@ -179,33 +187,35 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
                 obs, key, env, state.params
             )
         new, ts = self._init_traced(key, state.next_params if params is None else params)
-        spares = state.spares if params is None or state.spares is None else resets.stale_spares(state.spares, None)
+        spares = state.spares if params is None else self._stale(state.spares, None)
         return dataclasses.replace(new, spares=spares), ts  # unless params changed, the spares are still unused
 
     def _reset_where_traced(
         self, key: jax.Array, state: JaxState[S], where: jax.Array, params: Any
     ) -> tuple[JaxState[S], TimeStep[Obs]]:
         new, ts = self._reset_traced(key, state, params)
-        keep = ("first", "params", "next_params") if params is not None else ()
+        # The rows reset run on their next params (given ones, or the state's own: on_next).
+        keep = ("first", "next_params", "prior_params", "on_next") if params is not None else ("on_next",)
         return dataclasses.replace(
             state,
             env=select(where, new.env, state.env),
             steps=jnp.where(where, 0, state.steps),
-            spares=state.spares if params is None or state.spares is None else resets.stale_spares(state.spares, where),
+            spares=state.spares if params is None else self._stale(state.spares, where),
             **{name: select(where, getattr(new, name), getattr(state, name)) for name in keep},
         ), ts
 
     def _step_traced(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         step_key, reset_key = jax.random.split(key)  # as gymnax: gymnax envs match their own step
-        out = _strong(self._map(self._one("_step_one"), step_key, state.env, action, state.params))
+        params = state.params  # a select XLA fuses into the step: params themselves are never written
+        out = _strong(self._map(self._one("_step_one"), step_key, state.env, action, params))
         steps = state.steps + 1
         truncated = jnp.asarray(out.truncated, jnp.bool_)
         if self.max_episode_steps is not None:
             truncated = truncated | (steps >= self.max_episode_steps)
         ts = TimeStep.transition(out.obs, out.reward, out.terminated, truncated, out.obs, out.info)
         (env, obs), spares = self._auto_reset(reset_key, ts.done, (out.state, out.obs), state)
-        params = state.params if state.params is None else select(ts.done, state.next_params, state.params)
-        new = JaxState(env, jnp.where(ts.done, 0, steps), state.first, spares, params, state.next_params)
+        on_next = state.on_next if params is None else state.on_next | ts.done  # new episodes start on next_params
+        new = dataclasses.replace(state, env=env, steps=jnp.where(ts.done, 0, steps), spares=spares, on_next=on_next)
         return new, ts.replace(obs=obs)
 
     # --- the machinery -----------------------------------------------------------------------
@@ -235,6 +245,22 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _given(self, params: Any) -> Any:
         return None if params is None else self._state_params(params)
 
+    def _spares_follow_params(self) -> bool:
+        """Whether each env's spare must be made with its own next params: the backend's reset reads its params.
+
+        gymnax's resets do not (a CartPole start ignores the pole's mass): then one pool of spares serves every
+        env whatever its params, refilled once per ``num_envs`` episode ends, as for an env without params.
+        """
+        if "_reset_reads_params" not in self.__dict__:
+            default = self.default_params
+            reads = default is not None and resets.reads_params(self._reset_one, jax.random.key(0), as_arrays(default))
+            self.__dict__["_reset_reads_params"] = reads
+        return bool(self.__dict__["_reset_reads_params"])
+
+    def _stale(self, spares: Any, where: jax.Array | None) -> Any:
+        """``spares`` without the rows in ``where`` (all: ``None``) when they were made with the rows' old params."""
+        return spares if spares is None or not self._spares_follow_params() else resets.stale_spares(spares, where)
+
     def _fresh(self, key: jax.Array, params: Any) -> tuple[S, Obs]:
         return _strong(self._one("_reset_one")(key, params))
 
@@ -243,10 +269,10 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         if self.reset_mode == "cached":
             return select(done, state.first, reached), state.spares
         nxt, chunk = state.next_params, self.reset_chunk
-        if self.reset_spares and nxt is not None:  # each env's spare is made with its own next params
+        if self.reset_spares and self._spares_follow_params():  # each env's spare made with its own next params
             return resets.reset_from_own_spares(self._fresh, key, done, reached, state.spares, nxt, chunk)
-        if self.reset_spares:
-            fresh = lambda k: self._fresh(k, None)  # noqa: E731
+        if self.reset_spares:  # any spare suits any env (a reset that ignores params: any env's will do)
+            fresh = lambda k: self._fresh(k, None if nxt is None else jax.tree.map(lambda x: x[0], nxt))  # noqa: E731
             return resets.reset_from_spares(fresh, key, done, reached, state.spares, chunk)
 
         def restart(k: jax.Array, reached_and_params: Any) -> Any:

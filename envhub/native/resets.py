@@ -209,6 +209,14 @@ def reset_from_own_spares(
     return new, Spares(pool, made, jnp.full(n, era, jnp.int32), spares.used)
 
 
+def reads_params(reset_fn: Callable[[jax.Array, Any], Any], key: jax.Array, params: Any) -> bool:
+    """Whether ``reset_fn(key, params)``'s result depends on ``params`` (read off its jaxpr; a nested call that
+    receives them counts as reading them)."""
+    jaxpr = jax.make_jaxpr(reset_fn)(key, params).jaxpr
+    used = {id(v) for eqn in jaxpr.eqns for v in eqn.invars} | {id(v) for v in jaxpr.outvars}
+    return any(id(v) in used for v in jaxpr.invars[len(jax.tree.leaves(key)) :])
+
+
 def reset_done(
     reset_fn: Callable[[jax.Array], S], keys: jax.Array, done: jax.Array, states: S, chunk: int | None = None
 ) -> S:
@@ -219,6 +227,7 @@ def reset_done(
 __all__ = [
     "Spares",
     "no_spares",
+    "reads_params",
     "reset_done",
     "reset_from_own_spares",
     "reset_from_spares",
