@@ -9,7 +9,10 @@ only what ended, from spare initial states made one batch at a time (``envhub.na
 its episodes start from other (equally random) states than gymnax's own: the totals match, the
 trajectories do not. ``make(..., reset_spares=False)`` gives gymnax's own resets.
 
-    python benchmarks/gymnax_cartpole.py [--num-envs 1,64,1024] [--steps 1000] [--repeats 9] [--json out.json]
+On a GPU or TPU envhub's default for gymnax is no spares (every env resets on every step, no branch:
+``envhub.native.auto_reset``); ``--schemes`` also times both schemes explicitly.
+
+    python benchmarks/gymnax_cartpole.py [--num-envs 1,64,1024] [--steps 1000] [--repeats 9] [--schemes] [--json out.json]
 """
 
 from __future__ import annotations
@@ -71,8 +74,8 @@ def raw_gymnax_reusing_key(num_envs: int, steps: int):
     return raw_loop(num_envs, steps, jax.vmap(step_one))
 
 
-def envhub_rollout(num_envs: int, steps: int):
-    env = envhub.make("gymnax/CartPole-v1", num_envs=num_envs)
+def envhub_rollout(num_envs: int, steps: int, **make_kwargs):
+    env = envhub.make("gymnax/CartPole-v1", num_envs=num_envs, **make_kwargs)
 
     @jax.jit
     def run(key):
@@ -98,6 +101,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--json", default=None, metavar="PATH", help="write the comparison rows as JSON")
+    parser.add_argument(
+        "--schemes", action="store_true", help="also time envhub with reset_spares=True and =False (both schemes)"
+    )
     args = parser.parse_args()
 
     key = jax.random.key(0)
@@ -112,6 +118,9 @@ def main() -> None:
             "gymnax (raw, key reused)": raw_gymnax_reusing_key(num_envs, args.steps),
             "envhub": envhub_rollout(num_envs, args.steps),
         }
+        if args.schemes:  # the default picks one (spares on a CPU, none on a GPU for gymnax): time both
+            runs["envhub, spares"] = envhub_rollout(num_envs, args.steps, reset_spares=True)
+            runs["envhub, no spares"] = envhub_rollout(num_envs, args.steps, reset_spares=False)
         compiles = {name: first_call_seconds(lambda r=run: r(key)) for name, run in runs.items()}
         totals = {name: float(run(key)[0]) for name, run in runs.items()}
         assert len(set(totals.values())) == 1, f"not the same work: {totals}"  # CartPole pays 1 per step
@@ -124,6 +133,12 @@ def main() -> None:
             raw_key_reused_steps_per_s=round(reused, 1),
             ratio_vs_key_reused=round(row["envhub_steps_per_s"] / reused, 3),
         )
+        for name in ("envhub, spares", "envhub, no spares"):
+            if name in medians:
+                key_name = name.replace(", ", "_").replace(" ", "_")
+                row[f"{key_name}_steps_per_s"] = round(num_envs * args.steps / medians[name], 1)
+                row[f"ratio_{key_name}"] = round(medians["gymnax (raw)"] / medians[name], 3)
+                print(f"  num_envs={num_envs:<6} {name}: ratio {row[f'ratio_{key_name}']:.3f} vs gymnax (raw)")
         rows.append(row)
         print(
             f"  num_envs={num_envs:<6} raw {row['raw_steps_per_s'] / 1e6:7.3f} M/s   envhub {row['envhub_steps_per_s'] / 1e6:7.3f} M/s"

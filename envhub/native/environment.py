@@ -28,6 +28,7 @@ from envhub.core.tree import select
 from envhub.core.types import JaxStep, TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.native import resets
+from envhub.native.auto_reset import AutoReset, strong, uses_spares
 from envhub.native.kwargs import RESET_MODES, check_arguments, jax_kwargs, take_time_limit
 from envhub.native.state import JaxState
 
@@ -36,7 +37,7 @@ Obs = TypeVar("Obs")
 Action = TypeVar("Action")
 
 
-class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
+class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
     """Base of JAX-native backends: implement ``_reset_one`` and ``_step_one``, and give the spaces.
 
     A backend with parameters as data also overrides ``default_params`` (and may give ``params_bounds``);
@@ -52,8 +53,8 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         reset_mode: ``"real"``: every episode starts from its own reset and key. ``"cached"``: every
             episode restarts from the environment's first state (cheaper; episodes repeat).
         reset_spares: batched real resets only: ``True`` keeps one spare initial state per environment
-            (``envhub.native.resets.reset_from_spares``; default), ``False`` resets the finished ones on
-            the step they end (``envhub.native.resets.reset_done``).
+            (``envhub.native.resets.reset_from_spares``), ``False`` resets the finished ones on the step they
+            end; ``None``: spares, except for a ``cheap_reset`` backend on a GPU or TPU (``envhub.native.auto_reset``).
         reset_chunk: batched resets vmap at most this many environments at a time, the rest in sequence
             (``envhub.native.resets.vmap_in_chunks``): for backends whose batched reset grows faster than the batch.
     """
@@ -75,10 +76,13 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         self.max_episode_steps = max_episode_steps
         self.reset_mode, self.reset_chunk = reset_mode, reset_chunk
         restarts_plainly = type(self)._restart_one is JaxEnvironment._restart_one
-        self.reset_spares = (
-            num_envs is not None and reset_mode == "real" and restarts_plainly and reset_spares is not False
-        )
+        cheap = self.cheap_reset
+        self.reset_spares = uses_spares(num_envs is not None, reset_mode, restarts_plainly, reset_spares, cheap)
         self._step_out_shapes: Any = None
+
+    cheap_reset: bool = False
+    """A backend sets ``True`` where a reset costs about a step (gymnax's): on a GPU or TPU its envs then reset on
+    the step, every env on every step, with no spares (``envhub.native.auto_reset``)."""
 
     # --- what backends implement -------------------------------------------------------------
 
@@ -207,7 +211,7 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _step_traced(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         step_key, reset_key = jax.random.split(key)  # as gymnax: gymnax envs match their own step
         params = state.params  # a select XLA fuses into the step: params themselves are never written
-        out = _strong(self._map(self._one("_step_one"), step_key, state.env, action, params))
+        out = strong(self._map(self._one("_step_one"), step_key, state.env, action, params))
         steps = state.steps + 1
         truncated = jnp.asarray(out.truncated, jnp.bool_)
         if self.max_episode_steps is not None:
@@ -245,43 +249,6 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _given(self, params: Any) -> Any:
         return None if params is None else self._state_params(params)
 
-    def _spares_follow_params(self) -> bool:
-        """Whether each env's spare must be made with its own next params: the backend's reset reads its params.
-
-        gymnax's resets do not (a CartPole start ignores the pole's mass): then one pool of spares serves every
-        env whatever its params, refilled once per ``num_envs`` episode ends, as for an env without params.
-        """
-        if "_reset_reads_params" not in self.__dict__:
-            default = self.default_params
-            reads = default is not None and resets.reads_params(self._reset_one, jax.random.key(0), as_arrays(default))
-            self.__dict__["_reset_reads_params"] = reads
-        return bool(self.__dict__["_reset_reads_params"])
-
-    def _stale(self, spares: Any, where: jax.Array | None) -> Any:
-        """``spares`` without the rows in ``where`` (all: ``None``) when they were made with the rows' old params."""
-        return spares if spares is None or not self._spares_follow_params() else resets.stale_spares(spares, where)
-
-    def _fresh(self, key: jax.Array, params: Any) -> tuple[S, Obs]:
-        return _strong(self._one("_reset_one")(key, params))
-
-    def _auto_reset(self, key: jax.Array, done: jax.Array, reached: Any, state: JaxState[S]) -> tuple[Any, Any]:
-        """``(env, obs)`` after the same-step reset of the environments that are done, and the spares left."""
-        if self.reset_mode == "cached":
-            return select(done, state.first, reached), state.spares
-        nxt, chunk = state.next_params, self.reset_chunk
-        if self.reset_spares and self._spares_follow_params():  # each env's spare made with its own next params
-            return resets.reset_from_own_spares(self._fresh, key, done, reached, state.spares, nxt, chunk)
-        if self.reset_spares:  # any spare suits any env (a reset that ignores params: any env's will do)
-            fresh = lambda k: self._fresh(k, None if nxt is None else jax.tree.map(lambda x: x[0], nxt))  # noqa: E731
-            return resets.reset_from_spares(fresh, key, done, reached, state.spares, chunk)
-
-        def restart(k: jax.Array, reached_and_params: Any) -> Any:
-            (env, _), params = reached_and_params
-            return _strong(self._one("_restart_one")(k, env, params)), params
-
-        reset = lambda k, d, r, p: resets.reset_if_done(restart, k, d, (r, p), chunk)[0]  # noqa: E731
-        return self._map(reset, key, done, reached, nxt), None
-
     def _first_timestep(self, obs: Obs, key: jax.Array, env: S, params: Any) -> TimeStep[Obs]:
         info, reward = self._step_shapes(key, env, params)
         zero_info = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), info)
@@ -293,16 +260,11 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
             def info_and_reward(k: jax.Array, e: S, a: Action, p: Any) -> tuple[Any, Any]:
                 out = self._map(self._one("_step_one"), k, e, a, p)
-                return _strong((out.info, out.reward))
+                return strong((out.info, out.reward))
 
             action = self.action_space.sample(jax.random.key(0))
             self._step_out_shapes = jax.eval_shape(info_and_reward, key, env, action, params)
         return self._step_out_shapes
-
-
-def _strong(tree: Any) -> Any:
-    """Cast weak-typed leaves (Python scalars from the backend) to strong types: one trace for every step."""
-    return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
 
 
 __all__ = ["RESET_MODES", "TIME_LIMIT_KWARG", "JaxEnvironment", "JaxState", "JaxStep", "jax_kwargs", "take_time_limit"]

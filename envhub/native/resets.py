@@ -57,13 +57,21 @@ def vmap_in_chunks(fn: Callable[..., Any], chunk: int | None) -> Callable[..., A
 
 
 def reset_if_done(
-    restart: Callable[[jax.Array, S], S], key: jax.Array, done: jax.Array, state: S, chunk: int | None = None
+    restart: Callable[[jax.Array, S], S],
+    key: jax.Array,
+    done: jax.Array,
+    state: S,
+    chunk: int | None = None,
+    branch: bool = True,
 ) -> S:
     """``restart(key, state)`` if ``done`` else ``state``; under ``jax.vmap``, one batched restart when any member is done.
 
     ``restart`` must be pure and vmappable; ``state`` is any pytree (e.g. an env state and its obs).
-    ``chunk``: the batched restart runs through ``vmap_in_chunks``.
+    ``chunk``: the batched restart runs through ``vmap_in_chunks``. ``branch=False``: no ``lax.cond``, the
+    restart is computed always and selected (for GPUs and TPUs, where a branch costs a device-to-host round trip).
     """
+    if not branch:
+        return select(jnp.asarray(done, jnp.bool_), restart(key, state), state)
 
     @custom_vmap
     def one(key: jax.Array, done: jax.Array, state: S) -> S:

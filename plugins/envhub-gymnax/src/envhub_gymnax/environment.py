@@ -13,7 +13,7 @@ import numpy as np
 from gymnax.environments import spaces as gymnax_spaces
 
 import envhub
-from envhub.plugin import JaxStep, draw_each, spaces, take_time_limit
+from envhub.plugin import JaxStep, draw_each, positive_int, spaces, take_time_limit
 
 
 def _unbounded(space: spaces.Space) -> spaces.Space:
@@ -45,7 +45,10 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     """gymnax environments on envhub's JAX base: gymnax's ``reset_env``/``step_env`` with its own time
     limit (``is_truncated``). Unbatched, the same-step auto-reset splits keys as gymnax's ``step`` does,
     so trajectories equal gymnax's own; batched (``num_envs``), episodes that end restart from spare
-    initial states by default (``reset_spares``), which costs a reset per ended episode, not per step."""
+    initial states by default (``reset_spares``), which costs a reset per ended episode, not per step; on a
+    GPU or TPU, every env resets on every step and the finished ones keep theirs, as gymnax does (no branch)."""
+
+    cheap_reset = True  # gymnax's own step computes a reset on every step
 
     def __init__(
         self,
@@ -60,8 +63,9 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         # kwargs naming EnvParams fields update the params; the rest go to gymnax's constructor.
         self._batching = {"num_envs": num_envs, "reset_mode": reset_mode, "reset_spares": reset_spares}
         limit = take_time_limit(kwargs, "max_steps_in_episode", None)
-        if limit is not None:
-            kwargs["max_steps_in_episode"] = limit
+        if limit is not None:  # gymnax takes 0 or -1 and truncates every step
+            where = f"(gymnax's max_steps_in_episode) for gymnax/{name}"
+            kwargs["max_steps_in_episode"] = positive_int("max_episode_steps", limit, where=where)
         gymnax_env, default_params = gymnax.make(name)
         field_names = {f.name for f in dataclasses.fields(default_params)}
         constructor_kwargs = {k: v for k, v in kwargs.items() if k not in field_names}

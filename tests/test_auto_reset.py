@@ -1,0 +1,74 @@
+"""The auto-reset scheme a batched JaxEnvironment picks (envhub.native.auto_reset): spares on a CPU; on a GPU or
+TPU, for a backend whose reset is cheap, a branch-free reset of every env on every step (gymnax's own scheme)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from envhub import spaces
+from envhub.native import auto_reset
+from envhub.plugin import JaxEnvironment, JaxStep
+
+N = 6
+
+
+class Counter(JaxEnvironment):
+    """Counts up from a random start in [0, 1); the episode ends when the count reaches 3."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(observation_space=spaces.Box(0.0, 10.0, ()), action_space=spaces.Discrete(2), **kwargs)
+
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        x = jax.random.uniform(key)
+        return x, x
+
+    def _step_one(self, key: jax.Array, x: Any, action: Any) -> JaxStep:
+        x = x + 1.0
+        return JaxStep(state=x, obs=x, reward=jnp.float32(1.0), terminated=x >= 3.0, truncated=False, info={})
+
+
+class CheapCounter(Counter):
+    cheap_reset = True
+
+
+@pytest.fixture
+def accelerator(monkeypatch):
+    monkeypatch.setattr(auto_reset, "on_accelerator", lambda: True)
+
+
+def has_branch(env: JaxEnvironment) -> bool:
+    state, _ = env.init(jax.random.key(0))
+    return "cond[" in str(jax.make_jaxpr(env.step)(jax.random.key(1), state, jnp.zeros(N, jnp.int32)))
+
+
+def test_on_a_cpu_every_backend_keeps_spares():
+    assert CheapCounter(num_envs=N).reset_spares and Counter(num_envs=N).reset_spares
+
+
+def test_on_an_accelerator_a_cheap_reset_runs_every_step_without_a_branch(accelerator):
+    cheap = CheapCounter(num_envs=N)
+    assert not cheap.reset_spares and cheap.init(jax.random.key(0))[0].spares is None
+    assert not has_branch(cheap)
+    assert Counter(num_envs=N).reset_spares and has_branch(Counter(num_envs=N))  # a reset of unknown cost: spares
+    assert CheapCounter(num_envs=N, reset_spares=True).reset_spares  # asked for
+
+
+def test_branch_free_resets_restart_exactly_the_finished_envs(accelerator):
+    env = CheapCounter(num_envs=N)
+    state, ts = env.init(jax.random.key(0))
+    step = jax.jit(env.step)
+    for i in range(7):
+        before = np.asarray(state.env)
+        state, ts = step(jax.random.key(i), state, jnp.zeros(N, jnp.int32))
+        done = np.asarray(ts.done)
+        np.testing.assert_array_equal(done, before + 1.0 >= 3.0)
+        np.testing.assert_allclose(np.asarray(ts.final_obs), before + 1.0)
+        np.testing.assert_allclose(np.asarray(ts.obs)[~done], before[~done] + 1.0)  # the others keep stepping
+        restarted = np.asarray(ts.obs)[done]
+        assert ((restarted >= 0) & (restarted < 1)).all() and len(set(restarted.tolist())) == done.sum()
+        np.testing.assert_array_equal(np.asarray(state.steps)[done], 0)
