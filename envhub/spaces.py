@@ -49,7 +49,7 @@ class Box(Space):
     def __init__(self, low: Any, high: Any, shape: Sequence[int] | None = None, dtype: Any = np.float32):
         self.dtype = np.dtype(dtype)
         low_arr, high_arr = np.asarray(low), np.asarray(high)
-        self.shape = tuple(shape) if shape is not None else np.broadcast_shapes(low_arr.shape, high_arr.shape)
+        self.shape = tuple(map(int, shape)) if shape is not None else np.broadcast_shapes(low_arr.shape, high_arr.shape)
         bound_dtype = np.float64 if self.dtype.kind == "f" else np.int64 if self.dtype.kind in "iu" else np.bool_
         if self.dtype.kind in "iu":  # integer Boxes may be given infinite bounds: clip to the dtype
             info = np.iinfo(self.dtype)

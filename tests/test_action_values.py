@@ -166,6 +166,32 @@ def test_tree_and_multidiscrete_values():
         assert str(traced.value) == str(eager.value) and traced.value.env_id == "x/Y"  # the same words
 
 
+def test_per_agent_shape_and_dtype_errors_name_the_agent_and_a_whole_array_says_what_it_is():
+    """A multi-agent action (a dict per agent): each leaf's problem names its agent; shapes read as ints even where
+    the backend gave NumPy ints (jaxmarl's continuous MPE); one array for all agents is described, not printed."""
+    box = spaces.Box(0.0, 1.0, (np.int64(5),))
+    space = spaces.Tree({"agent_0": box, "agent_1": spaces.Discrete(5), "agent_2": box})
+    ok = {"agent_0": jnp.zeros(5), "agent_1": jnp.int32(1), "agent_2": jnp.zeros(5)}
+    check = action_check.check_action
+    for action, match in [
+        (
+            {**ok, "agent_2": jnp.zeros(3)},
+            r"at action\['agent_2'\]: shape \(3,\) where \(5,\) is needed; .*Box\(.*shape=\(5,\)",
+        ),
+        ({**ok, "agent_1": 1.5}, r"at action\['agent_1'\]: (1.5 has )?dtype float32 where integers are needed"),
+        ({**ok, "agent_0": None}, r"at action\['agent_0'\]: None is not an array"),
+        (jnp.zeros((3, 5)), r"structure does not match: an array of shape \(3, 5\) where a dict with the keys "),
+        (
+            [ok["agent_0"], ok["agent_1"]],
+            r"structure does not match: a list of 2 where a dict with the keys \['agent_0', ",
+        ),
+    ]:
+        with pytest.raises(ActionError, match=match):
+            check("x/Y", space, action)
+        with pytest.raises(ActionError, match=match):  # at trace time: the same words
+            jax.jit(lambda a: check("x/Y", space, a))(action)
+
+
 def test_per_element_multidiscrete_bounds_in_the_traced_message():
     space = spaces.MultiDiscrete([[2, 5], [3, 4]])
     bad = jnp.array([[1, 4], [2, 4]], jnp.int32)

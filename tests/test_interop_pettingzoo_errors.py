@@ -27,7 +27,10 @@ BAD_PARALLEL = [
     ({**GOOD, "agent_1": [0, 1]}, r"at action\['agent_1'\]: shape \(2,\) where \(\) is needed"),
     ({**GOOD, "agent_0": 9}, r"9 in \['agent_0'\] is outside \[0, 5\) .*pass values inside the space"),
     ({**GOOD, "agent_0": -1}, r"-1 in \['agent_0'\] is outside \[0, 5\)"),
-    (3, r"structure does not match \(Expected dict, got 3"),
+    (
+        3,
+        r"structure does not match: 3 \(int\) where a dict with the keys \['agent_0', 'agent_1', 'agent_2'\] is needed",
+    ),
     (None, r"structure does not match"),
 ]
 

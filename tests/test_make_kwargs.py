@@ -13,8 +13,8 @@ import pytest
 
 import envhub
 from envhub.cli import EXIT_ENVHUB_ERROR, EXIT_OK, main
-from envhub.core.kwargs import OTHERS, Kwarg, describe, from_signature, matches, time_limit_kwargs
-from envhub.errors import EnvhubError, PluginLoadError
+from envhub.core.kwargs import OTHERS, Kwarg, bounds_rule, describe, from_signature, matches, time_limit_kwargs
+from envhub.errors import BackendArgumentError, EnvhubError, InvalidArgumentError, PluginLoadError
 from envhub.testing.toy_envs import Corridor
 
 # --- types ---------------------------------------------------------------------------------------
@@ -198,6 +198,123 @@ def test_info_lists_the_kwargs_and_a_bad_one_exits_3(toy_default, capsys):
     assert len(err.splitlines()) == 1
 
 
+# --- values out of range ------------------------------------------------------------------------
+
+
+def test_bounds_rule():
+    assert [bounds_rule(b) for b in ((1, None), (None, 0.5), (0.0, 1.0), (2, 2))] == [
+        ">= 1",
+        "<= 0.5",
+        "from 0.0 to 1.0",
+        "2",
+    ]
+
+
+def test_declared_bounds_are_checked_before_the_factory(registry):
+    built = []
+    table = {
+        "size": Kwarg(int, 6, "cells", bounds=(2, None)),
+        "ratio": Kwarg(float, 0.5, bounds=(0.0, 1.0)),
+        "dim": Kwarg(int, 2, bounds=(2, 2)),
+        "steps": Kwarg(int | None, None, bounds=(1, None)),
+    }
+    factory = lambda **kw: built.append(kw) or Corridor()  # noqa: E731
+    registry.register_backend("rng", _plugin(**{"Ranged-v0": (factory, {"kwargs": table})}))
+    head = r"make\('rng/Ranged-v0', \.\.\.\): "
+    for kwargs, rule in [
+        ({"size": 0}, r"size=0 is out of range: it must be >= 2;"),
+        ({"size": np.int64(-3)}, r"size=np.int64\(-3\) is out of range: it must be >= 2;"),
+        ({"ratio": 1.5}, r"ratio=1.5 is out of range: it must be from 0.0 to 1.0;"),
+        ({"ratio": float("nan")}, r"ratio=nan is out of range: it must be from 0.0 to 1.0;"),
+        ({"dim": 3}, r"dim=3 is out of range: it must be 2;"),
+        ({"steps": 0}, r"steps=0 is out of range: it must be >= 1 or None;"),
+    ]:
+        with pytest.raises(InvalidArgumentError, match=head + rule + r" give a value in that range") as info:
+            registry.make("rng/Ranged-v0", **kwargs)
+        assert "`envhub info rng/Ranged-v0` lists each keyword argument's range" in str(info.value)
+    assert built == []  # refused before the factory ran
+    registry.make("rng/Ranged-v0", size=2, ratio=1.0, dim=2, steps=None)
+    assert built == [{"size": 2, "ratio": 1.0, "dim": 2, "steps": None}]
+
+
+class _Windy(Corridor):
+    """A corridor with a parameter: ``params['wind']`` must lie in [0, 1]."""
+
+    def __init__(self, wind: float = 0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.wind = wind
+
+    @property
+    def default_params(self):
+        return {"wind": self.wind}
+
+    @property
+    def params_bounds(self):
+        return {"params['wind']": (0.0, 1.0)}
+
+
+def test_a_kwarg_setting_a_parameter_is_checked_against_params_bounds_at_make(registry):
+    registry.register_backend("wind", _plugin(**{"Windy-v0": (_Windy, {})}))
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"make\('wind/Windy-v0', \.\.\.\): wind=1.5 is out of range: it must be from 0.0 to 1.0 \(the bounds of "
+        r"the parameter params\['wind'\]\); give a value in that range",
+    ):
+        registry.make("wind/Windy-v0", wind=1.5)
+    assert registry.make("wind/Windy-v0", wind=1.0, length=3).wind == 1.0
+
+
+def test_an_assertion_naming_an_argument_is_a_refusal_and_a_fixed_argument_says_so(registry):
+    def asserts(*, ratio=0.5):  # as jaxmarl checks its arguments
+        if not 0.0 <= ratio <= 1.0:  # `assert`, without pytest's rewriting of asserts in test modules
+            raise AssertionError("ratio must be between 0.0 and 1.0")
+        return Corridor()
+
+    def broken(*, ratio=0.5):
+        raise AssertionError("an internal invariant")
+
+    def corridor_of(length, **kwargs):
+        return Corridor(length=length, **kwargs)
+
+    def fixes_length(**kwargs):  # a base's argument the env passes itself (jaxmarl's MPE and dim_c)
+        return corridor_of(length=3, **kwargs)
+
+    plugin = _plugin(**{"Asserts-v0": (asserts, {}), "Broken-v0": (broken, {}), "Fixed-v0": (fixes_length, {})})
+    registry.register_backend("asrt", plugin)
+    with pytest.raises(
+        AssertionError,
+        match=r"the plugin 'asrt' \(<in-process>\) refused ratio=2.0: AssertionError: ratio must be between 0.0 and "
+        r"1.0; check its value against the backend's README",
+    ) as info:
+        registry.make("asrt/Asserts-v0", ratio=2.0)
+    assert isinstance(info.value, BackendArgumentError) and info.value.kwarg == "ratio"
+    with pytest.raises(PluginLoadError, match=r"failed while making 'asrt/Broken-v0' with ratio=2.0: AssertionError"):
+        registry.make("asrt/Broken-v0", ratio=2.0)
+    with pytest.raises(
+        envhub.EnvKwargsError,
+        match=r"refused length=5: TypeError: .*; asrt/Fixed-v0 sets length itself: leave it out\.",
+    ):
+        registry.make("asrt/Fixed-v0", length=5)
+
+
+def test_corridor_refuses_sizes_below_one():
+    for kwargs, shown in (({"length": 0}, "length=0"), ({"max_steps": -2}, "max_steps=-2")):
+        with pytest.raises(InvalidArgumentError, match=rf"Corridor\({shown}\): use an int >= 1\."):
+            Corridor(**kwargs)
+    assert Corridor(length=np.int32(1)).length == 1
+
+
+def test_info_shows_each_kwargs_range(registry, capsys):
+    table = {"size": Kwarg(int, 6, "cells", bounds=(2, None)), **time_limit_kwargs(20, native="max_steps")}
+    envhub.register_backend("rnginfo", _plugin(**{"Ranged-v0": (Corridor, {"kwargs": table})}), replace=True)
+    try:
+        assert main(["info", "rnginfo/Ranged-v0", "--json"]) == EXIT_OK
+    finally:
+        envhub.unregister_backend("rnginfo")
+    kwargs = json.loads(capsys.readouterr().out)["kwargs"]
+    assert kwargs["size"] == "int = 6, >= 2  (cells)" and kwargs["max_steps"] == "alias of max_episode_steps"
+
+
 # --- every in-repo backend ----------------------------------------------------------------------
 
 
@@ -291,3 +408,51 @@ def test_playground_kwargs():
         impl="numpy",
     )
     assert envhub.make("playground/CartpoleBalance", episode_length=9).max_episode_steps == 9
+
+
+# Values out of range on each in-repo backend: refused at make, naming the value and the range (each was a bare
+# library exception, a PluginLoadError blaming the plugin, or accepted and broken at the first step).
+OUT_OF_RANGE = [
+    ("gymnax", "gymnax/CartPole-v1", {"max_episode_steps": 0}, r"max_episode_steps=0 \(gymnax's max_steps_in_episo"),
+    ("gymnax", "gymnax/CartPole-v1", {"max_steps_in_episode": -5}, r"max_episode_steps=-5 .* use an int >= 1\."),
+    ("gymnax", "gymnax/CartPole-v1", {"length": -1.0}, r"length=-1.0 is out of range: .*params.length"),
+    ("jumanji", "jumanji/Snake-v1", {"num_rows": -5}, r"num_rows=-5 is out of range: it must be >= 1"),
+    ("jumanji", "jumanji/Game2048-v1", {"board_size": 0}, r"board_size=0 is out of range: it must be >= 1"),
+    ("xminigrid", "xminigrid/MiniGrid-Empty-5x5", {"width": -1}, r"width=-1 is out of range: it must be >= 3"),
+    ("xminigrid", "xminigrid/MiniGrid-Empty-5x5", {"view_size": 0}, r"view_size=0 is out of range: it must be >= 1"),
+    ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"num_landmarks": -1}, r"num_landmarks=-1 is out of range"),
+    ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"dim_p": 3}, r"dim_p=3 is out of range: it must be 2;"),
+    ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"local_ratio": 2.0}, r"local_ratio=2.0 .* from 0.0 to 1.0"),
+    ("jaxmarl", "jaxmarl/hanabi", {"max_life_tokens": 0}, r"max_life_tokens=0 is out of range: it must be >= 1"),
+    ("jaxmarl", "jaxmarl/coin_game", {"num_outer_steps": 0}, r"num_outer_steps=0 is out of range"),
+    ("octax", "octax/brix", {"fps": 0}, r"fps=0 is out of range: it must be >= 1"),
+    ("octax", "octax/brix", {"max_num_steps_per_episodes": -1}, r"max_episode_steps=-1 .* use None \(no limit\) or"),
+    ("octax", "octax/brix", {"fps": 800}, r"instruction_frequency=700 with fps=800 for 'octax/brix': .* >= fps"),
+    ("pgx", "pgx/go_9x9", {"history_length": -1}, r"history_length=-1 is out of range: it must be >= 1"),
+    ("pgx", "pgx/minatar-breakout", {"sticky_action_prob": 1.5}, r"sticky_action_prob=1.5 .* from 0.0 to 1.0"),
+    ("brax", "brax/inverted_pendulum", {"n_frames": 0}, r"n_frames=0 is out of range: it must be >= 1"),
+    ("craftax", "craftax/Craftax-Classic-Symbolic-v1", {"max_timesteps": 0}, r"max_episode_steps=0 \(craftax's max_ti"),
+    ("craftax", "craftax/Craftax-Classic-Symbolic-v1", {"spawn_cow_chance": 2.0}, r"spawn_cow_chance=2.0 is out"),
+]
+
+
+@pytest.mark.parametrize(
+    "env_id,kwargs,match",
+    [pytest.param(*case[1:], marks=pytest.mark.requires_plugin(case[0]), id=case[1]) for case in OUT_OF_RANGE],
+)
+def test_values_out_of_range_are_refused_at_make(env_id, kwargs, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        envhub.make(env_id, **kwargs)
+
+
+@pytest.mark.requires_plugin("jaxmarl")
+def test_jaxmarl_kwargs():
+    _refused(
+        "jaxmarl/MPE_simple_spread_v3",
+        r"action_type='Foo' \(str\) is not 'Discrete' \| 'Continuous'",
+        action_type="Foo",
+    )
+    with pytest.raises(envhub.EnvKwargsError, match=r"sets dim_c itself: leave it out"):
+        envhub.make("jaxmarl/MPE_simple_spread_v3", dim_c=1)
+    with pytest.raises(AssertionError, match=r"refused num_ranks=3: AssertionError: num_cards_of_rank must have one"):
+        envhub.make("jaxmarl/hanabi", num_ranks=3)

@@ -46,6 +46,15 @@ def test_box_contains_checks_shape_dtype_kind_and_bounds_under_jit():
     assert bool(ints.contains(2)) and not bool(ints.contains(2.0))
 
 
+def test_box_shape_is_python_ints():
+    box = Box(0.0, 1.0, (np.int64(5), np.int32(2)))  # jaxmarl's continuous MPE hands NumPy ints
+    assert (
+        box.shape == (5, 2)
+        and all(type(n) is int for n in box.shape)
+        and repr(box).endswith("shape=(5, 2), dtype=float32)")
+    )
+
+
 def test_box_rejects_low_above_high():
     with pytest.raises(ValueError, match="low <= high"):
         Box(1.0, 0.0, ())

@@ -85,8 +85,8 @@ def _params(default: Any) -> dict[str, str] | str:
 
 
 def _kwargs(table: dict[str, Any] | None) -> dict[str, str] | str:
-    """``{name: "type = default  doc"}`` of the kwargs ``table`` declares (refused ones left out)."""
-    from envhub.core.kwargs import OTHERS, describe_one
+    """``{name: "type = default, range  doc"}`` of the kwargs ``table`` declares (refused ones left out)."""
+    from envhub.core.kwargs import OTHERS, bounds_rule, describe_one
 
     if table is None:
         return "not declared: the backend takes any keyword argument (see its README)"
@@ -95,6 +95,7 @@ def _kwargs(table: dict[str, Any] | None) -> dict[str, str] | str:
         if kw.refused:
             continue
         text = f"alias of {kw.alias_of}" if kw.alias_of else describe_one(name, kw).partition(": ")[2]
+        text += f", {bounds_rule(kw.bounds)}" if kw.bounds and not kw.alias_of else ""
         shown[name] = f"{text}  ({kw.doc})" if kw.doc and not kw.alias_of else text
     if OTHERS in table:
         shown[OTHERS] = f"any other name, unchecked ({table[OTHERS].doc or 'passed to the backend'})"

@@ -87,6 +87,15 @@ def _structure_problem(space: spaces.Tree, action: Any, exc: Exception) -> str:
         parts = [f"no action for {missing}"] * bool(missing) + [f"unknown keys {unknown}"] * bool(unknown)
         if parts:
             return f"structure does not match: {' and '.join(parts)} (the keys are {list(space.spaces)})"
+    elif isinstance(space.spaces, dict):  # e.g. one array for all agents: say what it is, not its every value
+        shape = getattr(action, "shape", None)
+        if shape is not None:
+            given = f"an array of shape {tuple(shape)}"
+        elif isinstance(action, (list, tuple)):
+            given = f"a {type(action).__name__} of {len(action)}"
+        else:
+            given = f"{action!r:.40} ({type(action).__name__})"
+        return f"structure does not match: {given} where a dict with the keys {list(space.spaces)} is needed"
     return f"structure does not match ({exc})"
 
 

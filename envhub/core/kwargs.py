@@ -41,6 +41,8 @@ class Kwarg:
         doc: One short line.
         alias_of: For a backend's native name of an envhub kwarg: that kwarg (e.g. ``"max_episode_steps"``).
         refused: Non-empty for a name the environment knowingly refuses: why, and what to do instead.
+        bounds: For a number, ``(low, high)`` it must lie in, both included (``None``: open on that side); a
+            value outside is an ``InvalidArgumentError`` before the factory runs (None and non-numbers pass).
     """
 
     type: Any = Any
@@ -48,6 +50,7 @@ class Kwarg:
     doc: str = ""
     alias_of: str = ""
     refused: str = ""
+    bounds: tuple[float | None, float | None] | None = None
 
 
 #: ``make``'s own keyword arguments (never passed to the backend), for listings.
@@ -72,6 +75,31 @@ def time_limit_kwargs(default: int | None, native: str = "", doc: str = "") -> d
     if native and native != TIME_LIMIT_KWARG:
         kw[native] = Kwarg(int | None, default, f"the backend's name for {TIME_LIMIT_KWARG}", TIME_LIMIT_KWARG)
     return kw
+
+
+def within(value: Any, bounds: tuple[float | None, float | None] | None) -> bool:
+    """Whether ``value`` lies in ``bounds`` (both ends included); None, non-numbers and arrays pass (types are checked
+    elsewhere), NaN does not."""
+    if bounds is None or value is None or isinstance(value, bool):
+        return True
+    if not isinstance(value, (int, float)) and getattr(value, "shape", None) != ():
+        return True
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return True
+    low, high = bounds
+    return (low is None or number >= low) and (high is None or number <= high)
+
+
+def bounds_rule(bounds: tuple[float | None, float | None]) -> str:
+    """``bounds`` in words: ``>= 1``, ``<= 0.5``, ``from 0.0 to 1.0``, ``2`` (the one value)."""
+    low, high = bounds
+    if low is not None and low == high:
+        return f"{low!r}"
+    if low is not None and high is not None:
+        return f"from {low!r} to {high!r}"
+    return f">= {low!r}" if low is not None else f"<= {high!r}"
 
 
 def matches(value: Any, tp: Any) -> bool:
@@ -240,6 +268,7 @@ __all__ = [
     "REQUIRED",
     "TIME_LIMIT_KWARG",
     "Kwarg",
+    "bounds_rule",
     "describe",
     "describe_one",
     "from_signature",
@@ -248,4 +277,5 @@ __all__ = [
     "matches",
     "short_repr",
     "time_limit_kwargs",
+    "within",
 ]

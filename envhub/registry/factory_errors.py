@@ -7,10 +7,11 @@ of both ``envhub.errors.BackendArgumentError`` and the original: ``except ValueE
 is its ``__cause__`` and ``original``. Which exceptions count as the user's arguments (``refusal``):
 
 - a ``ValueError`` when the user gave any argument (the one given, or those it names, else all);
-- a ``TypeError`` or ``LookupError`` (``KeyError``, ``IndexError``) whose message names a given argument
-  (or, for a lookup, repeats a given value): elsewhere they are usually the plugin's own bug.
+- a ``TypeError``, ``LookupError`` (``KeyError``, ``IndexError``) or ``AssertionError`` (libraries that check
+  their arguments with ``assert``, as jaxmarl does) whose message names a given argument (or, for a lookup,
+  repeats a given value): elsewhere they are usually the plugin's own bug.
 
-Everything else (``AttributeError``, ``ImportError``, ``RuntimeError``, ``AssertionError``, ...) stays the
+Everything else (``AttributeError``, ``ImportError``, ``RuntimeError``, an ``AssertionError`` naming none, ...) stays the
 plugin's fault, a ``PluginLoadError``. One class per original class, made once and cached; instances
 pickle (without ``original`` and its fields when the original does not).
 """
@@ -79,7 +80,7 @@ def refusal(
 ) -> BackendArgumentError | None:
     """The error for ``exc``, raised by ``env_id``'s factory given ``kwargs``, if it refuses them; else None."""
     given = {k: v for k, v in kwargs.items() if not (k == "num_envs" and v is None)}
-    if not given or not isinstance(exc, (ValueError, TypeError, LookupError)):
+    if not given or not isinstance(exc, (ValueError, TypeError, LookupError, AssertionError)):
         return None
     text = str(exc)
     named = [k for k in given if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", text)]
@@ -97,6 +98,9 @@ def refusal(
         if named
         else "check them against the backend's README; if they are right, report it to the plugin's authors"
     )
+    fixed = re.search(r"got multiple values for (?:keyword )?argument '(\w+)'", text)
+    if isinstance(exc, TypeError) and fixed and fixed[1] in named:  # a base's argument the env passes itself
+        fix = f"{env_id} sets {fixed[1]} itself: leave it out"
     problem = f"the plugin {prefix!r} ({origin}) refused {shown}: {type(exc).__name__}: {one_line(exc).rstrip('.')}"
     cls = refusal_class(type(exc))
     error = cls.__new__(cls)

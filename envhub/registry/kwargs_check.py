@@ -6,8 +6,19 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from envhub.core.kwargs import ENVHUB_OWNED, OTHERS, Kwarg, describe, from_signature, listing, matches, short_repr
-from envhub.errors import EnvhubError, EnvKwargsError, PluginLoadError
+from envhub.core.kwargs import (
+    ENVHUB_OWNED,
+    OTHERS,
+    Kwarg,
+    bounds_rule,
+    describe,
+    from_signature,
+    listing,
+    matches,
+    short_repr,
+    within,
+)
+from envhub.errors import EnvhubError, EnvKwargsError, InvalidArgumentError, PluginLoadError
 from envhub.registry.loading import PLUGIN_FAULTS
 from envhub.registry.specs import EnvSpec
 
@@ -32,7 +43,8 @@ def accepted(spec: EnvSpec, origin: str = "") -> dict[str, Kwarg] | None:
 
 
 def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
-    """Raise ``EnvKwargsError`` for the first kwarg ``spec`` does not accept: unknown, refused or of the wrong type."""
+    """Raise for the first kwarg ``spec`` does not accept: ``EnvKwargsError`` if unknown, refused or of the wrong
+    type, ``InvalidArgumentError`` if a number outside its declared ``bounds``."""
     table = accepted(spec, origin) if kwargs else None
     if table is None:
         return
@@ -48,6 +60,14 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
             problem = f"keyword argument {name}={short_repr(value)} is refused: {decl.refused}"
         elif not matches(value, decl.type):
             problem = f"{name}={short_repr(value)} ({type(value).__name__}) is not {describe(decl.type)}"
+        elif not within(value, decl.bounds):
+            assert decl.bounds is not None
+            none = " or None" if matches(None, decl.type) else ""
+            raise InvalidArgumentError(
+                f"make({spec.id!r}, ...): {name}={short_repr(value)} is out of range: it must be "
+                f"{bounds_rule(decl.bounds)}{none}; give a value in that range (`envhub info {spec.id}` lists "
+                "each keyword argument's range)."
+            )
         elif decl.alias_of and decl.alias_of in kwargs:
             target = f"{decl.alias_of}={short_repr(kwargs[decl.alias_of])}"
             problem = (

@@ -11,7 +11,8 @@ from importlib import metadata
 from typing import Any
 
 from envhub.core.env import Environment
-from envhub.errors import EnvhubError, PluginLoadError, UnknownBackendError
+from envhub.core.kwargs import bounds_rule, short_repr, within
+from envhub.errors import EnvhubError, InvalidArgumentError, PluginLoadError, UnknownBackendError
 from envhub.registry.discovery import AUTOLOAD_SWITCH, SELECT_SWITCH, switches
 from envhub.registry.factory_errors import refusal
 from envhub.registry.plugin_api import missing_error, plugin_install_line
@@ -47,7 +48,8 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
     """``spec.factory(**kwargs)``; an envhub error naming the plugin, the environment and the cause if it fails.
 
     A refusal of the user's arguments keeps the class the factory raised (``envhub.registry.factory_errors``); any
-    other exception is the plugin's fault, a ``PluginLoadError``.
+    other exception is the plugin's fault, a ``PluginLoadError``. A kwarg that sets a parameter is then checked
+    against the env's ``params_bounds``, as ``init(params=...)`` checks it: at make, not at the first rollout.
     """
     assert spec.factory is not None
     try:
@@ -56,7 +58,7 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
         raise
     except ModuleNotFoundError as exc:
         raise missing_error(spec.prefix, origin, entry_point, exc) from exc
-    except (ValueError, TypeError, LookupError) as exc:  # the user's arguments, if it names them (factory_errors)
+    except (ValueError, TypeError, LookupError, AssertionError) as exc:  # the user's arguments, if it names them
         refused = refusal(spec.id, spec.prefix, origin, kwargs, exc)
         raise (refused or PluginLoadError(spec.prefix, origin, exc, during=_making(spec, kwargs))) from exc
     except PLUGIN_FAULTS as exc:
@@ -64,7 +66,28 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
     if not isinstance(env, Environment):
         problem = TypeError(f"it returned {type(env).__name__}, not an envhub.Environment")
         raise PluginLoadError(spec.prefix, origin, problem, during=_making(spec, kwargs))
+    _check_parameter_kwargs(spec, origin, env, kwargs)
     return env
+
+
+def _check_parameter_kwargs(
+    spec: EnvSpec, origin: str, env: Environment[Any, Any, Any], kwargs: dict[str, Any]
+) -> None:
+    """Refuse a kwarg that set a parameter (``params.<name>`` in ``env.params_bounds``) to a value out of its bounds."""
+    if not any(k != "num_envs" for k in kwargs):
+        return
+    try:
+        bounds = env.params_bounds
+    except PLUGIN_FAULTS as exc:
+        raise PluginLoadError(spec.prefix, origin, exc, during=f"in params_bounds of {spec.id!r}") from exc
+    for name, value in kwargs.items():
+        leaf = next((leaf for leaf in (f"params.{name}", f"params[{name!r}]") if leaf in (bounds or {})), None)
+        if leaf is not None and not within(value, bounds[leaf]):
+            env.close()
+            raise InvalidArgumentError(
+                f"make({spec.id!r}, ...): {name}={short_repr(value)} is out of range: it must be "
+                f"{bounds_rule(bounds[leaf])} (the bounds of the parameter {leaf}); give a value in that range."
+            )
 
 
 def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]:

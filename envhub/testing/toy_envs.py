@@ -58,6 +58,9 @@ class Corridor(Environment[Any, Any, Any]):
     def __init__(self, length: int = 6, max_steps: int = 20, bug: str | None = None):
         if bug is not None and bug not in BUGS:
             raise InvalidArgumentError(f"Corridor(bug={bug!r}) is not a known bug; use one of {sorted(BUGS)} or None.")
+        for name, value in (("length", length), ("max_steps", max_steps)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidArgumentError(f"Corridor({name}={value!r}): use an int >= 1.")
         self.length, self.max_steps, self.bug = length, max_steps, bug
 
     @property

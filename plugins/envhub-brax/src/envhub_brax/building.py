@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 import threading
@@ -87,8 +88,11 @@ def declared_kwargs(name: str) -> dict[str, Kwarg]:
     doc = f"brax's physics pipeline (None: {default_backend(name)})"
     backend = Kwarg(Literal[only] | None, None, doc) if only else Kwarg(refused="it has no physics pipeline: omit it")  # type: ignore[valid-type]
     repeat = "envhub-brax does not take it; wrap the environment in envhub.wrappers.ActionRepeat instead"
+    table = from_signature(import_brax_envs()._envs[name], skip=("sys", "backend", "action_repeat"))[0]
+    if "n_frames" in table:  # physics steps per env step: 0 or less and the env never moves (brax does not check)
+        table["n_frames"] = dataclasses.replace(table["n_frames"], bounds=(1, None))
     return {
-        **from_signature(import_brax_envs()._envs[name], skip=("sys", "backend", "action_repeat"))[0],
+        **table,
         "backend": backend,
         **jax_kwargs(DEFAULT_LIMIT, native="episode_length"),
         "action_repeat": Kwarg(refused=repeat),

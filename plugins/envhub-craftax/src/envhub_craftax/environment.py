@@ -12,7 +12,7 @@ import numpy as np
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
-from envhub.plugin import JaxStep, spaces, take_time_limit, truncated_unless_terminated
+from envhub.plugin import JaxStep, positive_int, spaces, take_time_limit, truncated_unless_terminated
 from envhub_craftax.textures import use_user_texture_cache
 
 # No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
@@ -48,8 +48,9 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         **kwargs: Any,
     ):
         limit = take_time_limit(kwargs, "max_timesteps", None)
-        if limit is not None:
-            kwargs["max_timesteps"] = limit
+        if limit is not None:  # craftax takes 0 or -1 and truncates every step
+            where = f"(craftax's max_timesteps) for craftax/{name}"
+            kwargs["max_timesteps"] = positive_int("max_episode_steps", limit, where=where)
         if "Pixels" in name:
             use_user_texture_cache(name)  # before the renderer's first trace (textures.py says why)
         craftax_env = make_craftax_env_from_name(name, auto_reset=False)

@@ -7,8 +7,9 @@ jaxmarl is imported lazily, inside the hook and the factories, so ``envhub list`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from typing import Any
+from typing import Any, Literal
 
 import envhub
 import envhub.plugin
@@ -78,6 +79,17 @@ def make_jaxmarl_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, A
     return JaxMarlEnvironment(name, FAMILIES[name], **kwargs)
 
 
+# Ranges jaxmarl does not check (outside them: an IndexError, a negative shape or a shape mismatch inside jaxmarl, at
+# make or at the first step). MPE's physics is 2-D; local_ratio weighs local against global reward.
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    **dict.fromkeys(("num_landmarks", "num_good_agents", "num_adversaries", "num_obs", "dim_c"), (0, None)),
+    "dim_p": (2, 2),
+    "local_ratio": (0.0, 1.0),
+    **dict.fromkeys(("num_colors", "num_ranks", "hand_size", "max_info_tokens", "max_life_tokens"), (1, None)),
+    **dict.fromkeys(("num_inner_steps", "num_outer_steps"), (1, None)),
+}
+
+
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """What ``make("jaxmarl/<name>", ...)`` takes: the env class's constructor arguments and envhub's."""
     from envhub_jaxmarl.environment import default_time_limit, env_classes
@@ -86,4 +98,8 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     for cls in env_classes(name):
         table = {**envhub.plugin.from_signature(cls)[0], **table}
     table.pop("max_steps", None)  # jaxmarl's counts one step less on MPE and SMAX: max_episode_steps sets it
+    for kwarg in set(BOUNDS) & set(table):
+        table[kwarg] = dataclasses.replace(table[kwarg], bounds=BOUNDS[kwarg])
+    if "action_type" in table:  # MPE: anything else is jaxmarl's NotImplementedError
+        table["action_type"] = dataclasses.replace(table["action_type"], type=Literal["Discrete", "Continuous"])
     return {**table, **envhub.plugin.jax_kwargs(default_time_limit(name, FAMILIES[name]))}

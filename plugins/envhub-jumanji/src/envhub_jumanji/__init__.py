@@ -5,6 +5,7 @@ jumanji is imported lazily, inside the hook and the factories, so ``envhub list`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -20,6 +21,10 @@ UNAVAILABLE = {
     "Sokoban-v0": "its default generator downloads the Boxoban levels from the Hugging Face hub, which envhub "
     "does not do; pass your own generator to jumanji.make('Sokoban-v0', generator=...) and wrap it yourself",
 }
+
+# Sizes and counts of jumanji's constructors (an int each): 0 or less ends in an IndexError or a negative
+# shape inside jumanji, so make refuses them with the range (jumanji's own checks, e.g. Tetris's >= 4, stay).
+AT_LEAST_ONE = ("num_rows", "num_cols", "board_size", "obs_num_ems")
 
 # How the conformance kit must drive some environments (fields of envhub.testing.Options).
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
@@ -60,6 +65,9 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
 
     spec = registration._REGISTRY[name]  # what jumanji.make reads
     table, _ = envhub.plugin.from_signature(registration.load(spec.entry_point))
+    for name in AT_LEAST_ONE:
+        if name in table and table[name].type is int:
+            table[name] = dataclasses.replace(table[name], bounds=(1, None))
     limit = table.pop("time_limit", None)
     default = None if limit is None or not isinstance(limit.default, int) else limit.default
     return {**table, **envhub.plugin.jax_kwargs(default, native="time_limit" if limit else "")}

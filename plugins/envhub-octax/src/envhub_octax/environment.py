@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 from typing import Any, Literal
 
@@ -9,7 +10,7 @@ import jax
 import numpy as np
 
 import envhub
-from envhub.plugin import JaxStep, draw_each, spaces, take_time_limit
+from envhub.plugin import InvalidArgumentError, JaxStep, draw_each, positive_int, spaces, take_time_limit
 from envhub_octax.games import import_octax
 
 import_octax()  # before anything imports octax (games.import_octax says why)
@@ -61,6 +62,14 @@ class OctaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         **kwargs: Any,
     ):
         limit = take_time_limit(kwargs, "max_num_steps_per_episodes", DEFAULT_LIMIT)
+        where = f"(octax's max_num_steps_per_episodes) for octax/{name}"  # octax takes 0 or -1: every step truncates
+        positive_int("max_episode_steps", limit, none="no limit", where=where)
+        frequency, fps = kwargs.get("instruction_frequency", 700), kwargs.get("fps", 60)
+        if frequency < fps:  # octax runs instruction_frequency // fps instructions a frame: none, the game stands still
+            raise InvalidArgumentError(
+                f"instruction_frequency={frequency!r} with fps={fps!r} for 'octax/{name}': the CHIP-8 runs "
+                f"instruction_frequency // fps instructions a frame, here none; give instruction_frequency >= fps."
+            )
         self.name, self.time_limit = name, limit
         self.octax_env, self.game_info = create_environment(
             name, max_num_steps_per_episodes=NO_LIMIT if limit is None else limit, **kwargs
@@ -108,7 +117,10 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     from octax.env import OctaxEnv
 
     table, _ = envhub.plugin.from_signature(OctaxEnv, skip=FIXED)
+    for rate in ("instruction_frequency", "fps", "frame_skip"):  # below 1: octax divides by 0 or a shape goes negative
+        if rate in table:
+            table[rate] = dataclasses.replace(table[rate], bounds=(1, None))
     table["color_scheme"] = envhub.Kwarg(Literal[COLOR_SCHEMES], "classic", "render's colours (octax's schemes)")
-    table["render_scale"] = envhub.Kwarg(int, 8, "render's pixels per CHIP-8 pixel")
+    table["render_scale"] = envhub.Kwarg(int, 8, "render's pixels per CHIP-8 pixel", bounds=(1, None))
     limit = envhub.plugin.jax_kwargs(DEFAULT_LIMIT, native="max_num_steps_per_episodes")
     return {**table, **limit}

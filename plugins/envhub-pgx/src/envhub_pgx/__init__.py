@@ -8,6 +8,7 @@ pgx is imported lazily, inside the hook and the factories, so ``envhub list`` st
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -47,9 +48,20 @@ def make_pgx_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
     return PgxEnvironment(name, **kwargs)
 
 
+# Ranges pgx does not check (Go's history_length or max_terminal_steps below 1 end in an IndexError or a
+# negative shape inside pgx; MinAtar's sticky_action_prob is a probability).
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "history_length": (1, None),
+    "max_terminal_steps": (1, None),
+    "sticky_action_prob": (0.0, 1.0),
+}
+
+
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """What ``make("pgx/<name>", ...)`` takes: the game class's constructor arguments (but what the id fixes) and envhub's."""
     from envhub_pgx.environment import PRESET, game_class
 
     table, _ = envhub.plugin.from_signature(game_class(name), skip=tuple(PRESET.get(name, {})))
+    for kwarg in set(BOUNDS) & set(table):
+        table[kwarg] = dataclasses.replace(table[kwarg], bounds=BOUNDS[kwarg])
     return {**table, **envhub.plugin.jax_kwargs(None)}

@@ -56,6 +56,11 @@ def make_xminigrid_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
     return XMiniGridEnvironment(name, num_envs=num_envs, **kwargs)
 
 
+# Params fields xminigrid does not check: a grid needs its walls and a cell inside them (smaller ones end in an
+# IndexError or a negative shape inside xminigrid), a view at least the agent's cell.
+FIELD_BOUNDS = {"height": (3, None), "width": (3, None), "view_size": (1, None)}
+
+
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """What ``make("xminigrid/<name>", ...)`` takes: ``params``, the rulesets, every params field, envhub's."""
     import dataclasses
@@ -68,7 +73,10 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     limit = fields.pop("max_steps", None)
     table = {
         "params": envhub.Kwarg(type(params) | None, None, "xminigrid EnvParams replacing the defaults"),
-        **{k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "xminigrid params field") for k, v in fields.items()},
+        **{
+            k: envhub.Kwarg(envhub.plugin.infer_type(v), v, "xminigrid params field", bounds=FIELD_BOUNDS.get(k))
+            for k, v in fields.items()
+        },
         **envhub.plugin.jax_kwargs(None if limit is None else int(limit), native="max_steps"),
     }
     if "ruleset" not in fields:
