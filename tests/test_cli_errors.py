@@ -3,7 +3,6 @@ traceback, and nothing slow runs first (``envhub.make`` and ``envhub.record`` ar
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from fake_dists import write_dist
 
 import envhub
-from envhub.cli import EXIT_ENVHUB_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, main
+from envhub.cli import EXIT_ENVHUB_ERROR, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, main
 from envhub.cli.cmd_record import render_install_line
 from envhub.testing.toy_envs import Corridor
 
@@ -28,12 +27,20 @@ class NeedsPygame(Painted):
         raise ModuleNotFoundError("No module named 'pygame'", name="pygame")
 
 
+class Crashes(Corridor):
+    """A plugin's bug: its init raises what no envhub rule expects."""
+
+    def _init(self, key):
+        raise RuntimeError("a bug in the plugin's init")
+
+
 class Plugin:
     @envhub.hookimpl
     def envhub_register_envs(self, register):
         register("Corridor-v0", Corridor)
         register("Painted-v0", Painted)
         register("NeedsPygame-v0", NeedsPygame)
+        register("Crashes-v0", Crashes)
 
 
 @pytest.fixture
@@ -153,6 +160,28 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
     assert main(["list"]) == EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert err.strip() == "envhub: interrupted (KeyboardInterrupt)"
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_70_with_the_traceback_on_request(rec, capsys, monkeypatch):
+    monkeypatch.delenv("ENVHUB_TRACEBACK", raising=False)
+    assert main(["info", "rec/Crashes-v0"]) == EXIT_INTERNAL_ERROR
+    line = _one_line(capsys, EXIT_INTERNAL_ERROR, "envhub: internal error: RuntimeError: a bug in the plugin's init")
+    assert line.endswith("(run with --traceback / ENVHUB_TRACEBACK=1 for details; please report)")
+    for argv, environ in ((["info", "rec/Crashes-v0", "--traceback"], "0"), (["--traceback", "info", "rec/Crashes-v0"], ""),
+                          (["info", "rec/Crashes-v0"], "1")):  # fmt: skip
+        monkeypatch.setenv("ENVHUB_TRACEBACK", environ)
+        assert main(argv) == EXIT_INTERNAL_ERROR
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback (most recent call last)") and "in _init" in err
+        assert err.splitlines()[-1] == (
+            "envhub: internal error: RuntimeError: a bug in the plugin's init (the traceback is above; please report)"
+        )
+    assert main(["info", "rec/Nope-v0"]) == EXIT_ENVHUB_ERROR  # ENVHUB_TRACEBACK=1: an envhub error's too
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and err.splitlines()[-1].startswith("envhub: error: Backend 'rec' has no env")
+    monkeypatch.setenv("ENVHUB_TRACEBACK", "0")
+    assert main(["info", "rec/Nope-v0"]) == EXIT_ENVHUB_ERROR
+    _one_line(capsys, EXIT_ENVHUB_ERROR, "envhub: error: Backend 'rec' has no environment 'Nope-v0'")
 
 
 def test_help_and_version_return_0_from_main(capsys):

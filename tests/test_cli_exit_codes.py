@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_dists import write_dist
 
-from envhub.cli import EXIT_BROKEN_PIPE, EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_OK, EXIT_USAGE
+from envhub.cli import EXIT_BROKEN_PIPE, EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK, EXIT_USAGE
 
 TESTS = Path(__file__).resolve().parent
 
@@ -19,11 +19,16 @@ CLI_PLUGIN = """
 import envhub
 from envhub.testing.toy_envs import Corridor
 
+class Crashes(Corridor):
+    def _init(self, key):
+        raise RuntimeError("a bug in the plugin's init")
+
 @envhub.hookimpl
 def envhub_register_envs(register):
     register("Corridor-v0", Corridor, check_options={"time_limit_kwarg": "max_steps"})
     register("Offline-v0", None, unavailable="needs a download")
     register("Broken-v0", lambda **kwargs: 1 / 0)
+    register("Crashes-v0", Crashes)
     for i in range(5000):  # enough output to fill a pipe
         register(f"Many-{i:04d}", Corridor)
 """
@@ -100,3 +105,10 @@ def test_a_closed_pipe_is_quiet(cli):
     closed.stdout.close()  # before envhub writes its (small) table: the write at its end meets a closed pipe
     assert closed.wait() == EXIT_BROKEN_PIPE and closed.stderr.read() == b""
     closed.stderr.close()
+
+
+def test_an_internal_error_is_one_line_and_exit_70(cli):
+    line = one_line(cli("info", "cli/Crashes-v0"), EXIT_INTERNAL_ERROR)
+    assert line.startswith("envhub: internal error: RuntimeError: a bug in the plugin's init (run with --traceback")
+    shown = cli("info", "cli/Crashes-v0", "--traceback")
+    assert shown.returncode == EXIT_INTERNAL_ERROR and shown.stderr.startswith("Traceback (most recent call last)")

@@ -3,7 +3,10 @@
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
 not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
 (``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE; Ctrl-C
-with 130. Data commands take ``--json``; progress goes to stderr.
+with 130. Any other exception is a bug (in envhub, a plugin or a library under them): one line
+``envhub: internal error: <Type>: <message> (...)`` and 70 (sysexits' ``EX_SOFTWARE``; 1 stays "a
+check failed"). ``--traceback`` (anywhere on the line) or ``ENVHUB_TRACEBACK=1`` prints the traceback of
+an internal or envhub error before its line. Data commands take ``--json``; progress goes to stderr.
 Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
 a new one to ``COMMANDS``.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -21,9 +25,11 @@ from envhub.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_CHECK_FAILED,
     EXIT_ENVHUB_ERROR,
+    EXIT_INTERNAL_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    TRACEBACK_SWITCH,
     UsageError,
 )
 
@@ -40,7 +46,8 @@ EPILOG = """examples:
   envhub new-plugin mybackend          write envhub-mybackend/, a plugin to start from
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...);
-  141 when stdout is closed early (envhub list | head -1), 130 when interrupted (Ctrl-C)
+  141 when stdout is closed early (envhub list | head -1), 130 when interrupted (Ctrl-C),
+  70 an internal error (a bug: run again with --traceback or ENVHUB_TRACEBACK=1, and report it)
 """
 
 
@@ -59,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument(  # taken out of the line before parsing (_traceback_wanted), so any place works
+        "--traceback", action="store_true", help=f"print the traceback of an error (also {TRACEBACK_SWITCH}=1)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS.values():
         command.add_arguments(sub)
@@ -69,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
     from envhub.errors import EnvhubError, one_line
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    show_traceback = "--traceback" in argv or os.environ.get(TRACEBACK_SWITCH, "") not in ("", "0")
+    argv = [a for a in argv if a != "--traceback"]
     try:
         try:
             args = _parser().parse_args(argv)
@@ -79,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # here, where a closed pipe is caught, not in the interpreter's last flush
         return code
     except EnvhubError as exc:
+        if show_traceback:
+            traceback.print_exc()
         print(f"envhub: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ENVHUB_ERROR
     except UsageError as exc:
@@ -94,6 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):  # stdout without a file descriptor (captured): nothing left to flush
             pass
         return EXIT_BROKEN_PIPE
+    except Exception as exc:  # a bug, not the user's input: one line that names it and how to see more
+        if show_traceback:
+            traceback.print_exc()
+        more = (
+            "the traceback is above" if show_traceback else f"run with --traceback / {TRACEBACK_SWITCH}=1 for details"
+        )
+        print(f"envhub: internal error: {type(exc).__name__}: {one_line(exc)} ({more}; please report)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
 
 
 def _version() -> str:
@@ -108,6 +131,7 @@ __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_CHECK_FAILED",
     "EXIT_ENVHUB_ERROR",
+    "EXIT_INTERNAL_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
