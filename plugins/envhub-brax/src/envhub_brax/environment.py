@@ -19,6 +19,7 @@ import envhub
 from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit
 from envhub_brax import building
 from envhub_brax.params import BOUNDS, system_params, with_system
+from envhub_brax.quiet import quiet
 
 
 class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
@@ -76,8 +77,10 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         reset_spares: bool | None,
         num_envs: int | None,
     ) -> None:
+        with quiet():
+            obs = jax.eval_shape(brax_env.reset, jax.random.key(0)).obs
         super().__init__(
-            observation_space=_obs_space(jax.eval_shape(brax_env.reset, jax.random.key(0)).obs),
+            observation_space=_obs_space(obs),
             action_space=spaces.Box(-1.0, 1.0, (brax_env.action_size,), np.float32),
             num_envs=num_envs,
             max_episode_steps=episode_length,
@@ -143,11 +146,13 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         return with_system(self.brax_env, self._system_params.system(self.brax_env.sys, params))
 
     def _reset_one(self, key: jax.Array, params: Any = None) -> tuple[Any, Any]:
-        brax_state = self._brax(params).reset(key)
+        with quiet():
+            brax_state = self._brax(params).reset(key)
         return brax_state, brax_state.obs
 
     def _step_one(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> JaxStep:
-        stepped = self._brax(params).step(state, action)  # brax's step takes no key
+        with quiet():
+            stepped = self._brax(params).step(state, action)  # brax's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # brax has no time limit of its own: the base's counts
         return JaxStep(
             state=stepped,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ def make_pool(task: str, *, num_envs: int, batch_size: int, seeds: Sequence[Any]
     """``envpool.make(task, **kwargs)`` with the ``RESERVED`` keys set by envhub (one seed per envpool env)."""
     from envhub_envpool._shim import import_envpool
 
-    return import_envpool().make(
+    pool = import_envpool().make(
         task,
         env_type="gymnasium",
         num_envs=num_envs,
@@ -36,3 +37,10 @@ def make_pool(task: str, *, num_envs: int, batch_size: int, seeds: Sequence[Any]
         env_seed=[int(s) & 0x7FFFFFFF for s in seeds],
         **kwargs,
     )
+    with warnings.catch_warnings():
+        # envpool builds its float32 Boxes from float64 bounds, and gymnasium warns that it lowered their precision
+        # (a UserWarning per bound): nothing the user can change. The pool builds its spaces once, on its first recv;
+        # built here, only that warning dropped.
+        warnings.filterwarnings("ignore", message=".*precision lowered by casting", category=UserWarning)
+        pool.observation_space, pool.action_space  # noqa: B018
+    return pool

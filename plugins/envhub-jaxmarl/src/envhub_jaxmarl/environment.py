@@ -12,8 +12,10 @@ How each family ends an episode, from jaxmarl 0.2.0's ``step_env`` (``dones["__a
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import os
 import sys
+import tempfile
 from typing import Any
 
 import jax
@@ -23,31 +25,50 @@ import numpy as np
 import envhub
 from envhub.plugin import InvalidArgumentError, JaxStep, draw_each, positive_int, spaces
 
+# What jaxmarl 0.2.0's import prints about jaxrobotarium, its optional submoduled envs (which envhub-jaxmarl
+# does not list), whether or not it is installed; import_jaxmarl drops these lines and nothing else.
+SUBMODULE_LINES = frozenset(
+    {
+        "Importing submoduled environments...",
+        "Submoduled environments imported successfully.",
+        "Submoduled environments not found. Skipping import.",
+    }
+)
+
 
 def import_jaxmarl() -> Any:
-    """Import jaxmarl, keeping stdout clean. jaxmarl 0.2.0's import points ``sys.stdout``/``sys.stderr`` back at
-    the process's own (its MABrax module silences brax that way), undoing any redirection (pytest's capture,
-    a notebook's), then prints two lines about optional submodules, which would corrupt ``envhub list
-    --json``: while it imports, file descriptor 1 goes to stderr, and both streams are restored after."""
+    """Import jaxmarl, printing only what is news. jaxmarl 0.2.0's import points ``sys.stdout``/``sys.stderr``
+    back at the process's own (its MABrax module silences brax that way), undoing any redirection (pytest's
+    capture, a notebook's), then prints lines about its optional submodules (``SUBMODULE_LINES``), which tell
+    the user nothing and would corrupt ``envhub list --json``: while it imports, Python's stdout and file
+    descriptor 1 are captured, those lines dropped, anything else written to stderr, and both streams restored."""
     out, err = sys.stdout, sys.stderr
     for stream in (out, sys.__stdout__):
         if stream is not None:
             stream.flush()
-    try:
-        saved: int | None = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:  # no descriptors 1 and 2 to swap: import as is
-        saved = None
-    try:
-        import jaxmarl
-        import jaxmarl.registration  # noqa: F401
-    finally:
-        if sys.__stdout__ is not None:
-            sys.__stdout__.flush()
-        if saved is not None:
-            os.dup2(saved, 1)
-            os.close(saved)
-        sys.stdout, sys.stderr = out, err
+    with tempfile.TemporaryFile() as fd_capture:
+        try:
+            saved: int | None = os.dup(1)
+            os.dup2(fd_capture.fileno(), 1)
+        except OSError:  # no descriptor 1 to capture: only Python's stdout is
+            saved = None
+        sys.stdout = py_capture = io.StringIO()
+        try:
+            import jaxmarl
+            import jaxmarl.registration  # noqa: F401
+        finally:
+            if sys.__stdout__ is not None:
+                sys.__stdout__.flush()
+            if saved is not None:
+                os.dup2(saved, 1)
+                os.close(saved)
+            sys.stdout, sys.stderr = out, err
+            fd_capture.seek(0)
+            printed = py_capture.getvalue() + fd_capture.read().decode(errors="replace")
+            news = [line for line in printed.splitlines(keepends=True) if line.rstrip("\n") not in SUBMODULE_LINES]
+            if news and err is not None:
+                err.write("".join(news))
+                err.flush()
     return jaxmarl
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import envhub
 from envhub.plugin import InvalidArgumentError, JaxStep, draw_each, positive_int, spaces, take_time_limit
 from envhub_octax.games import import_octax
+from envhub_octax.quiet import quiet
 
 import_octax()  # before anything imports octax (games.import_octax says why)
 from octax.environments import create_environment  # noqa: E402
@@ -71,9 +72,10 @@ class OctaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
                 f"instruction_frequency // fps instructions a frame, here none; give instruction_frequency >= fps."
             )
         self.name, self.time_limit = name, limit
-        self.octax_env, self.game_info = create_environment(
-            name, max_num_steps_per_episodes=NO_LIMIT if limit is None else limit, **kwargs
-        )
+        with quiet():  # octax runs the game's startup instructions now
+            self.octax_env, self.game_info = create_environment(
+                name, max_num_steps_per_episodes=NO_LIMIT if limit is None else limit, **kwargs
+            )
         self.colors = create_color_scheme(self.octax_env.color_scheme)  # octax's ValueError now, not at render
         _, obs, _ = jax.eval_shape(self.octax_env.reset, jax.random.key(0))
         super().__init__(  # no time limit of the base's: octax counts its own (state.time)
@@ -101,14 +103,16 @@ class OctaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return draw_each(draw, jax.device_get(state.env), self.num_envs, index)
 
     def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
-        state, obs, _ = self.octax_env.reset(key)
+        with quiet():
+            state, obs, _ = self.octax_env.reset(key)
         return state, obs
 
     def _step_one(self, key: jax.Array, state: Any, action: Any) -> JaxStep:
         # octax's key is the one its reset stored in state.rng, not this one. Its info, {"score"}, is left out:
         # envhub's info at init is zeros, and some games start from another score (airplane: 251); it is
         # state.env.current_score.
-        state, obs, reward, terminated, truncated, _ = self.octax_env.step(state, action)
+        with quiet():
+            state, obs, reward, terminated, truncated, _ = self.octax_env.step(state, action)
         return JaxStep(state=state, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info={})
 
 

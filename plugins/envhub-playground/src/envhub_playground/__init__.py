@@ -63,13 +63,11 @@ def make_playground_env(name: str, num_envs: int | None = None, **kwargs: Any) -
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """What ``make("playground/<name>", ...)`` takes: ``impl``, ``config``, ``config_overrides``, top-level
     config fields, envhub's."""
-    import contextlib
-    import sys
     from typing import Literal
 
-    with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on first import
-        from mujoco_playground import registry
+    from envhub_playground.importing import import_registry
 
+    registry = import_registry()
     config = registry.get_default_config(name)
     fields = {k: config[k] for k in config.keys()}
     limit = fields.pop("episode_length", 1000)

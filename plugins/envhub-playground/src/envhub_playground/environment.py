@@ -8,9 +8,7 @@ observation in ``final_obs``, a real reset per episode (spare initial states), a
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
-import sys
 from typing import Any
 
 import jax
@@ -19,6 +17,7 @@ import numpy as np
 
 import envhub
 from envhub.plugin import InvalidArgumentError, JaxStep, positive_int, spaces, take_time_limit
+from envhub_playground.importing import import_registry
 from envhub_playground.params import BOUNDS, model_params, with_model
 
 IMPLS = ("jax", "warp", "c", "cpp")
@@ -51,9 +50,7 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         reset_spares: bool | None = None,
         **kwargs: Any,
     ):
-        with contextlib.redirect_stdout(sys.stderr):  # mujoco prints optional-import notices on first import
-            from mujoco_playground import registry
-
+        registry = import_registry()
         config = registry.get_default_config(name) if config is None else config
         limit = take_time_limit(kwargs, "episode_length", config.get("episode_length", 1000))
         where = f"(playground's episode_length) for playground/{name}"
