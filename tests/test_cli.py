@@ -169,6 +169,32 @@ def test_bench_json_schema_table_and_plot(toy, capsys, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
 
 
+def test_bench_plot_is_one_panel_per_backend_log_scaled_with_the_legend_outside():
+    pytest.importorskip("matplotlib")
+    from matplotlib import pyplot as plt
+
+    from envhub.tools import bench, plotting
+
+    def rows(env_id, base):
+        return [{"id": env_id, "num_envs": n, "steps_per_s": base * n**0.8} for n in (1024, 1, 64)]
+
+    ids = ["gymnax/CartPole-v1", "gymnax/Pendulum-v1", "brax/ant"]
+    fig = bench.figure({env_id: rows(env_id, 1e4 * (i + 1)) for i, env_id in enumerate(ids)}, title="three envs")
+    try:
+        fig.canvas.draw()
+        assert [ax.get_title(loc="left").split(":")[0] for ax in fig.axes] == ["gymnax", "brax"]  # a panel each
+        for ax in fig.axes:
+            assert ax.get_xscale() == ax.get_yscale() == "log"
+            assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "64", "1024"]  # the measured sizes
+            legend = ax.get_legend().get_window_extent()
+            assert legend.x0 >= ax.get_window_extent().x1  # outside the axes: it covers no point
+            styles = [(line.get_color(), line.get_marker()) for line in ax.get_lines()]
+            assert len(set(styles)) == len(styles) and all(c in plotting.OKABE_ITO for c, _ in styles)
+        assert [t.get_text() for t in fig.axes[1].texts] == ["30k", "840k", "7.7M"]  # each point's steps/s
+    finally:
+        plt.close(fig)
+
+
 def test_bench_json_to_stdout_and_bad_sizes(toy, capsys):
     assert main(["bench", "toy/Corridor-v0", "--steps", "5", "--repeats", "1", "--json", "-q"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["results"][0]["num_envs"] == 1

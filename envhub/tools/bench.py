@@ -1,11 +1,12 @@
 """Throughput of a jitted ``lax.scan`` rollout with random actions: what ``envhub bench`` measures.
 
 Compile time is the first call (trace + compile + one run); throughput is env steps per second,
-the median of ``repeats`` further calls. ``plot`` needs matplotlib (``pip install matplotlib``).
+the median of ``repeats`` further calls. ``figure`` and ``plot`` need matplotlib (``pip install matplotlib``).
 """
 
 from __future__ import annotations
 
+import itertools
 import platform
 import statistics
 import time
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+
+from envhub.tools import plotting
 
 SCHEMA_VERSION = 1
 
@@ -74,29 +77,63 @@ def report(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, "machine": machine(), "results": results}
 
 
-def plot(series: dict[str, list[dict[str, Any]]], path: str, title: str = "") -> None:
-    """Write a PNG of steps/s against num_envs (log-log), one line per series."""
-    try:
-        import matplotlib
+def figure(series: dict[str, list[dict[str, Any]]], title: str = "") -> Any:
+    """A matplotlib figure of steps/s against num_envs: one small panel per backend (the prefix of each series'
+    ``id``), a line per series, log scales on both axes, each point labelled with its steps/s, colour-blind-safe
+    colours and a marker per series, the legend outside the axes (``envhub.tools.plotting``).
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise RuntimeError("Plotting needs matplotlib: pip install matplotlib") from exc
-    fig, ax = plt.subplots(figsize=(6, 4))
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    plt = plotting.pyplot("envhub bench --plot")
+    backends: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for label, rows in series.items():
-        rows = sorted(rows, key=lambda r: r["num_envs"])
-        ax.plot([r["num_envs"] for r in rows], [r["steps_per_s"] for r in rows], marker="o", label=label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("num_envs")
-    ax.set_ylabel("env steps / s")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+        backend = str(rows[0].get("id", label) if rows else label).partition("/")[0]
+        backends.setdefault(backend, {})[label] = sorted(rows, key=lambda r: r["num_envs"])
+    fig, axes = plt.subplots(
+        len(backends), 1, figsize=(7.5, 0.6 + 2.8 * len(backends)), layout="constrained", squeeze=False
+    )
+    for ax, (backend, panel) in zip(axes[:, 0], backends.items()):
+        sizes = sorted({r["num_envs"] for rows in panel.values() for r in rows})
+        for i, ((label, rows), (colour, marker)) in enumerate(zip(panel.items(), itertools.cycle(plotting.SERIES))):
+            xs, ys = [r["num_envs"] for r in rows], [r["steps_per_s"] for r in rows]
+            ax.plot(xs, ys, color=colour, marker=marker, label=label, zorder=3)
+            for x, y in zip(xs, ys):
+                ax.annotate(
+                    plotting.steps_label(float(f"{y:.2g}")),
+                    (x, y),
+                    textcoords="offset points",
+                    xytext=(0, 6 if i % 2 == 0 else -12),  # every other series' labels below its line
+                    ha="center",
+                    fontsize=7,
+                    color=colour,
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        plotting.log_count_axis(ax.yaxis)
+        ax.margins(x=0.1, y=0.25)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_xlabel("num_envs (log scale)", fontsize=8)
+        ax.set_ylabel("env steps / s (log scale)", fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.set_title(f"{backend}: env steps per second (higher is better)", loc="left", fontsize=9)
+        plotting.legend_outside(ax)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
 
 
-__all__ = ["SCHEMA_VERSION", "machine", "measure", "plot", "report"]
+def plot(series: dict[str, list[dict[str, Any]]], path: str, title: str = "") -> None:
+    """Write ``figure(series, title)`` to ``path`` (.png, .svg or .pdf, by its extension).
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    fig = figure(series, title)
+    fig.savefig(path, dpi=110)
+    plotting.pyplot("envhub bench --plot").close(fig)
+
+
+__all__ = ["SCHEMA_VERSION", "figure", "machine", "measure", "plot", "report"]
