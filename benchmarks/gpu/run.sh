@@ -80,8 +80,8 @@ bench() {
     tar -cf "$OUT/results.tar" -C "$RES" .
 }
 
-bench gymnax_cartpole_${G_SMALL//,/_} 60 benchmarks/gymnax_cartpole.py --num-envs $G_SMALL --steps $G_STEPS --repeats $REPS
-bench gymnax_cartpole_$G_BIG 70 benchmarks/gymnax_cartpole.py --num-envs $G_BIG --steps $G_STEPS --repeats $REPS
+bench gymnax_cartpole_${G_SMALL//,/_} 90 benchmarks/gymnax_cartpole.py --num-envs $G_SMALL --steps $G_STEPS --repeats $REPS --schemes
+bench gymnax_cartpole_$G_BIG 90 benchmarks/gymnax_cartpole.py --num-envs $G_BIG --steps $G_STEPS --repeats $REPS --schemes
 bench peers_gymnax 80 benchmarks/gpu/peers_sized.py --suite gymnax --num-envs $PEER_G --steps $G_STEPS --repeats $REPS
 bench params_gymnax_$P_1 40 benchmarks/params_rollout.py --envs gymnax/CartPole-v1 --num-envs $P_1 --steps $P_STEPS \
     --repeats $REPS
