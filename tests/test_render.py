@@ -193,7 +193,11 @@ def test_cli_record_and_info(painted, tmp_path, capsys, monkeypatch):
 
 
 def test_use_egl_when_headless_only_before_mujoco_is_imported(monkeypatch):
+    import ctypes.util
+
     from envhub.tools.render import use_egl_when_headless
+
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"lib{name}.so.1")  # an EGL library is there
 
     monkeypatch.setattr(sys, "platform", "linux")
     for var in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL"):
@@ -210,5 +214,19 @@ def test_use_egl_when_headless_only_before_mujoco_is_imported(monkeypatch):
     assert "MUJOCO_GL" not in os.environ
     monkeypatch.delitem(sys.modules, "mujoco")
     monkeypatch.setenv("DISPLAY", ":0")  # a display: mujoco's default works
+    use_egl_when_headless()
+    assert "MUJOCO_GL" not in os.environ
+
+
+def test_use_egl_when_headless_leaves_mujoco_alone_without_an_egl_library(monkeypatch):
+    import ctypes.util
+
+    from envhub.tools.render import use_egl_when_headless
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delitem(sys.modules, "mujoco", raising=False)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)  # no libEGL: egl would break mujoco's import
     use_egl_when_headless()
     assert "MUJOCO_GL" not in os.environ

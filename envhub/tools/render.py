@@ -8,6 +8,7 @@ imported only when ``record`` writes.
 
 from __future__ import annotations
 
+import ctypes.util
 import os
 import sys
 from collections.abc import Callable
@@ -96,8 +97,14 @@ def use_egl_when_headless() -> None:
     this first (and so may scripts that import such a library before envhub's plugins).
     """
     headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules:
+    if sys.platform.startswith("linux") and headless and "mujoco" not in sys.modules and _has_egl():
         os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+def _has_egl() -> bool:
+    """Whether an EGL library can be loaded: without one, ``MUJOCO_GL=egl`` makes importing mujoco itself fail
+    (PyOpenGL's ``'NoneType' object has no attribute 'eglQueryString'``, seen on a GPU server), so leave it unset."""
+    return ctypes.util.find_library("EGL") is not None
 
 
 def use_silent_sdl_drivers() -> None:
