@@ -179,15 +179,29 @@ def test_in_repo_backends_are_read_from_the_plugins_folder():
 
 def test_every_page_naming_the_backends_names_the_same_generated_set(site):
     prefixes = [p.prefix for p in _backends_hook().in_repo_plugins()]
-    for page in ("index.html", "quickstart/index.html", "third-party-plugins/index.html", "backends/index.html"):
+    pages = ("index.html", "quickstart/index.html", "third-party-plugins/index.html", "backends/index.html")
+    for page in (*pages, "install/index.html"):
         html = (site / page).read_text()
         assert "backends:" not in html, page  # every marker replaced
         assert [p for p in prefixes if f"<code>{p}</code>" not in html] == [], page
         assert f"{len(prefixes)} " in html, page  # the count
     quickstart = (site / "quickstart" / "index.html").read_text()
     assert all(f"envhub-{p}" in quickstart for p in prefixes)  # the `envhub list` output
-    for page in ("index.md", "quickstart.md", "third-party-plugins.md"):  # none writes a list by hand
+    for page in ("index.md", "quickstart.md", "third-party-plugins.md", "install.md"):  # none writes a list by hand
         assert "<!-- backends:names -->" in (ROOT / "docs" / page).read_text(), page
+
+
+def test_install_page_generates_its_list_of_backends_and_has_an_extra_for_each():
+    """docs/install.md names the in-repo backends through the markers (no line lists them by hand), and its extras
+    table has a row per in-repo backend (the row says what else the extra brings, so it is written, and held here)."""
+    page = (ROOT / "docs" / "install.md").read_text()
+    assert "<!-- backends:names -->" in page and "<!-- backends:count -->" in page
+    prefixes = [p.prefix for p in _backends_hook().in_repo_plugins()]
+    hand_lists = [
+        line for line in page.splitlines() if sum(re.search(rf"\b{p}\b", line) is not None for p in prefixes) > 3
+    ]
+    assert hand_lists == []
+    assert [p for p in prefixes if f"| `{p}` | the plugin `envhub-{p}`" not in page] == []
 
 
 def test_the_backends_page_details_every_in_repo_backend_below_its_table():
