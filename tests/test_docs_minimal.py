@@ -44,6 +44,7 @@ NEEDS = {
     "envhub.interop.pettingzoo_aec": "gymnasium",
     "envhub.interop.gymnax_export": "gymnax",
     "envhub.interop.jaxmarl_export": "jaxmarl",
+    "envhub.interop.torchrl_export": "torchrl",
     "envhub.interop.sb3": "sb3",
 }
 
@@ -81,6 +82,7 @@ def test_optional_modules_render_from_the_source_with_a_note_naming_their_extra(
     assert 'id="envhub.interop.gym_env.EnvhubEnv"' in _page(minimal_site, "envhub.interop.gym_env")
     assert 'id="envhub.interop.sb3.to_sb3_vec_env"' in _page(minimal_site, "envhub.interop.sb3")
     assert 'id="envhub.interop.gymnax_export.to_gymnax"' in _page(minimal_site, "envhub.interop.gymnax_export")
+    assert 'id="envhub.interop.torchrl_export.to_torchrl"' in _page(minimal_site, "envhub.interop.torchrl_export")
 
 
 def test_the_core_pages_need_no_note_and_no_plugin(minimal_site):
