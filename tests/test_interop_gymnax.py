@@ -138,3 +138,16 @@ def test_missing_gymnax_raises_the_install_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "gymnax.environments", None)
     with pytest.raises(MissingDependencyError, match=r"needs the Python package 'gymnax'.*envhub\[gymnax\]"):
         to_gymnax(envhub.make("gymnax/CartPole-v1"))
+
+
+def test_max_steps_in_episode_is_the_limit_in_force_with_time_limit_wrappers():
+    """rejax and PureJaxRL size evaluation loops by ``max_steps_in_episode``: a TimeLimit around the env caps it."""
+    wrapped = envhub.wrappers.TimeLimit(envhub.make("gymnax/CartPole-v1"), 40)
+    assert wrapped.metadata["time_limit"] == 40
+    env, params = to_gymnax(wrapped)
+    assert int(params.max_steps_in_episode) == 40
+    longer = params.replace(env_params=params.env_params.replace(max_steps_in_episode=1000))
+    shorter = params.replace(env_params=params.env_params.replace(max_steps_in_episode=7))
+    assert int(longer.max_steps_in_episode) == 40 and int(shorter.max_steps_in_episode) == 7
+    corridor = envhub.wrappers.TimeLimit(Corridor(max_steps=20), 5)
+    assert corridor.metadata["time_limit"] == 5 and to_gymnax(corridor)[1].max_steps_in_episode == 5

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
@@ -23,6 +24,8 @@ from envhub.core.params import as_arrays, checked_params
 from envhub.errors import InvalidArgumentError, MissingDependencyError
 from envhub.native.state import JaxState
 from envhub.registry.plugin_api import compatible_core_range
+from envhub.wrappers.base import Wrapper
+from envhub.wrappers.episode import TimeLimit
 
 try:
     from flax import struct
@@ -42,15 +45,20 @@ class EnvhubGymnaxParams:
 
     A pytree (vmap it, ``params.replace(env_params=...)``). ``max_steps_in_episode`` (read by rejax and
     PureJaxRL) is ``env_params.max_steps_in_episode`` where the env's params hold its time limit (gymnax
-    envs), else the env's fixed time limit (``time_limit``, set by ``envhub.make``), else ``NO_LIMIT``.
+    envs), capped by the ``TimeLimit`` wrappers around the env (``wrapper_limit``); else the env's fixed time
+    limit (``time_limit``: ``metadata["time_limit"]``, wrappers' included); else ``NO_LIMIT``.
     """
 
     env_params: Any = None
     time_limit: int = struct.field(pytree_node=False, default=NO_LIMIT)
+    wrapper_limit: int = struct.field(pytree_node=False, default=NO_LIMIT)
 
     @property
     def max_steps_in_episode(self) -> Any:
-        return getattr(self.env_params, "max_steps_in_episode", self.time_limit)
+        own = getattr(self.env_params, "max_steps_in_episode", None)
+        if own is None:
+            return self.time_limit
+        return own if self.wrapper_limit == NO_LIMIT else jnp.minimum(own, self.wrapper_limit)
 
 
 class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unused-ignore]
@@ -64,6 +72,7 @@ class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unus
         self._default = EnvhubGymnaxParams(
             None if env.default_params is None else as_arrays(env.default_params),
             NO_LIMIT if limit is None else int(limit),
+            _wrapper_limit(env),
         )
 
     @property
@@ -193,6 +202,16 @@ def _tree(node: Any, what: str) -> Any:
     raise InvalidArgumentError(
         f"to_gymnax: the {what} space holds a {type(node).__name__} node; gymnax spaces nest only dicts and tuples."
     )
+
+
+def _wrapper_limit(env: Environment[Any, Any, Any]) -> int:
+    """The shortest ``TimeLimit`` among the wrappers around ``env`` (``NO_LIMIT``: none)."""
+    limit = NO_LIMIT
+    while isinstance(env, Wrapper):
+        if isinstance(env, TimeLimit):
+            limit = min(limit, env.max_steps)
+        env = env.env
+    return limit
 
 
 def _is_jax_state(x: Any) -> bool:

@@ -28,6 +28,13 @@ class TimeLimit(StatefulWrapper):
         super().__init__(env)
         self.max_steps = max_steps
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The inner env's, with ``time_limit`` the limit in force: the shorter of this one and the inner env's."""
+        inner = self.env.metadata
+        limit = inner.get("time_limit")
+        return {**inner, "time_limit": self.max_steps if limit is None else min(limit, self.max_steps)}
+
     def _episode_start(self, ts: TimeStep[Any]) -> jax.Array:
         return jnp.zeros(batch_shape(self.env), jnp.int32)
 
