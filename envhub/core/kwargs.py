@@ -82,12 +82,14 @@ def within(value: Any, bounds: tuple[float | None, float | None] | None) -> bool
     elsewhere), NaN does not."""
     if bounds is None or value is None or isinstance(value, bool):
         return True
-    if not isinstance(value, (int, float)) and getattr(value, "shape", None) != ():
-        return True
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return True
+    number = value  # a Python int compares exactly, however large
+    if not isinstance(value, (int, float)):
+        if getattr(value, "shape", None) != ():
+            return True
+        try:
+            number = float(value)  # NumPy and JAX scalars
+        except (TypeError, ValueError, OverflowError):
+            return True
     low, high = bounds
     return (low is None or number >= low) and (high is None or number <= high)
 
