@@ -430,6 +430,13 @@ OUT_OF_RANGE = [
     ("octax", "octax/brix", {"max_num_steps_per_episodes": -1}, r"max_episode_steps=-1 .* use None \(no limit\) or"),
     ("octax", "octax/brix", {"fps": 800}, r"instruction_frequency=700 with fps=800 for 'octax/brix': .* >= fps"),
     ("pgx", "pgx/go_9x9", {"history_length": -1}, r"history_length=-1 is out of range: it must be >= 1"),
+    (
+        "pgx",
+        "pgx/tic_tac_toe",
+        {"max_episode_steps": 2**40},
+        r"=1099511627776 is out of range: it must be <= 2147483647",
+    ),
+    ("jumanji", "jumanji/Snake-v1", {"time_limit": 2**31}, r"time_limit=2147483648 is out of range: .* or None;"),
     ("pgx", "pgx/minatar-breakout", {"sticky_action_prob": 1.5}, r"sticky_action_prob=1.5 .* from 0.0 to 1.0"),
     ("brax", "brax/inverted_pendulum", {"n_frames": 0}, r"n_frames=0 is out of range: it must be >= 1"),
     ("craftax", "craftax/Craftax-Classic-Symbolic-v1", {"max_timesteps": 0}, r"max_episode_steps=0 \(craftax's max_ti"),

@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 #: The make kwarg that sets the time limit on every first-party backend (native names are aliases).
 TIME_LIMIT_KWARG = "max_episode_steps"
+#: The largest time limit: episode steps are counted in int32.
+STEPS_MAX = 2**31 - 1
 #: The key of a declaration meaning "other names are passed on unchecked".
 OTHERS = "**"
 #: The ``default`` of a kwarg that has none.
@@ -71,9 +73,11 @@ ENVHUB_OWNED: dict[str, Kwarg] = {
 def time_limit_kwargs(default: int | None, native: str = "", doc: str = "") -> dict[str, Kwarg]:
     """``max_episode_steps`` (an int, or None for no limit) and, if given, the backend's ``native`` name as its alias."""
     doc = doc or "steps after which an episode is truncated (None: no limit)"
-    kw = {TIME_LIMIT_KWARG: Kwarg(int | None, default, doc)}
+    # Steps are counted in int32 (a larger limit overflowed in the backend); 0 or less is each plugin's to word.
+    kw = {TIME_LIMIT_KWARG: Kwarg(int | None, default, doc, bounds=(None, STEPS_MAX))}
     if native and native != TIME_LIMIT_KWARG:
-        kw[native] = Kwarg(int | None, default, f"the backend's name for {TIME_LIMIT_KWARG}", TIME_LIMIT_KWARG)
+        alias = f"the backend's name for {TIME_LIMIT_KWARG}"
+        kw[native] = Kwarg(int | None, default, alias, TIME_LIMIT_KWARG, bounds=(None, STEPS_MAX))
     return kw
 
 
