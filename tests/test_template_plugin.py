@@ -141,14 +141,14 @@ def test_template_own_tests_pass(plugin):
 
 def test_template_declares_its_kwargs_for_envhub_info(plugin):
     info = json.loads(_envhub(plugin["env"], "info", f"{NAME}/Chain-v0", "--json").stdout)
-    assert info["kwargs"]["length"] == "int = 8  (cells in the chain)"
+    assert info["kwargs"]["length"] == "int = 8, >= 2  (cells in the chain)"
     assert "max_steps" not in info["kwargs"] and info["kwargs"]["max_episode_steps"].startswith("int | None = 50")
     assert info["library"] == f"envhub-{NAME} 0.1.0"  # metadata["library"], filled in by the template
     refused = _envhub(plugin["env"], "info", f"{NAME}/Chain-v0", "-k", "slip=high")
     assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1
-    assert (
-        f"slip='high' (str) is not float; {NAME}/Chain-v0 accepts length: int = 8, slip: float = 0.1" in refused.stderr
-    )
+    assert f"slip='high' (str) is not float; {NAME}/Chain-v0 accepts length: int = 8" in refused.stderr
+    short = _envhub(plugin["env"], "info", f"{NAME}/Chain-v0", "-k", "length=-5")  # bounds: refused before the factory
+    assert short.returncode == 3 and len(short.stderr.splitlines()) == 1 and "length=-5" in short.stderr, short.stderr
 
 
 def test_plugins_template_is_new_plugin_output_for_mybackend():

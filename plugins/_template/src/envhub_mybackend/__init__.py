@@ -38,8 +38,8 @@ CHECK_OPTIONS: dict[str, dict[str, Any]] = {"*": {"time_limit_kwarg": "max_episo
 # type is an envhub.EnvKwargsError listing these (and `envhub info` shows them). Types are Python
 # types or annotations (int, float, bool, str, X | None, Literal[...], tuple[float, ...], typing.Any).
 KWARGS: dict[str, Kwarg] = {
-    "length": Kwarg(int, 8, "cells in the chain"),
-    "slip": Kwarg(float, 0.1, "probability that a move goes the other way"),
+    "length": Kwarg(int, 8, "cells in the chain", bounds=(2, None)),  # make refuses a value outside, naming it
+    "slip": Kwarg(float, 0.1, "probability that a move goes the other way", bounds=(0.0, 1.0)),
     # what JaxEnvironment owns: max_episode_steps (the time limit), reset_mode and reset_spares. A backend
     # with its own name for the time limit declares it as an alias: jax_kwargs(50, native="its_name").
     **jax_kwargs(50),
