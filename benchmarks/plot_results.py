@@ -20,15 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from envhub.tools.plotting import ENVHUB, ENVHUB_ALTS, PEERS, RAWS, log_count_axis, pyplot  # one look for all plots
 
-# Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision deficiency
-# (and grey for a second peer hub).
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000", "#999999")
-ENVHUB = ("#0072B2", "o")
-ENVHUB_ALTS = [("#56B4E9", "P"), ("#CC79A7", "h")]  # envhub in another mode, or through another backend
-RAWS = [("#E69F00", "s"), ("#009E73", "^"), ("#000000", "D"), ("#F0E442", "v")]
-PEERS = [("#D55E00", "X"), ("#999999", "*")]
+HERE = Path(__file__).resolve().parent
 
 Row = tuple[str, dict[str, float]]  # (case label, {loop: steps/s})
 
@@ -180,21 +174,9 @@ def _style(loop: str, panel: Panel, loops: list[str]) -> tuple[str, str]:
     raise AssertionError(loop)
 
 
-def _steps_label(value: float, _pos=None) -> str:
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return f"{value / scale:g}{suffix}"
-    return f"{value:g}"
-
-
 def plot(results: Path, out: Path) -> list[Panel]:
     """Write the figure of every panel with data in ``results`` to ``out``; return the panels drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib import ticker
-
+    plt = pyplot("benchmarks/plot_results.py")
     drawn = panels(results)
     if not drawn:
         raise SystemExit(f"no benchmark run file in {results}: nothing to plot")
@@ -227,9 +209,7 @@ def plot(results: Path, out: Path) -> list[Panel]:
         ax.set_xscale("log")
         ax.grid(True, axis="x", which="both", alpha=0.3)
         ax.grid(True, axis="y", alpha=0.15)
-        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_steps_label))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        log_count_axis(ax.xaxis)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("env steps / s (log scale)", fontsize=8)
         lo, hi = min(min(r.values()) for _, r in panel.rows), max(max(r.values()) for _, r in panel.rows)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from examples_loader import load_file
 
+from envhub.tools.plotting import OKABE_ITO
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 GALLERY = ROOT / "docs" / "assets" / "gallery"
@@ -47,7 +49,7 @@ def test_every_loop_of_a_panel_has_its_own_colour_and_marker(plot_results):
         styles = [plot_results._style(loop, panel, loops) for loop in loops]
         assert len(set(styles)) == len(styles), panel.backend
         assert panel.raw in loops and "envhub" in loops, panel.backend
-        assert all(colour.upper() in plot_results.OKABE_ITO for colour, _ in styles)
+        assert all(colour.upper() in OKABE_ITO for colour, _ in styles)
 
 
 def test_a_folder_with_only_a_suite_run_draws_its_backends(plot_results, tmp_path):
