@@ -4,8 +4,8 @@ Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown
 not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
 (``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE; Ctrl-C
 with 130. Any other exception is a bug (in envhub, a plugin or a library under them): one line
-``envhub: internal error: <Type>: <message> (...)`` and 70 (sysexits' ``EX_SOFTWARE``; 1 stays "a
-check failed"). ``--traceback`` (anywhere on the line) or ``ENVHUB_TRACEBACK=1`` prints the traceback of
+``envhub: internal error: <Type>: <message> (...)`` and 3, as any error (1 stays "a check failed"; the line's
+"internal error" tells a bug from bad input). ``--traceback`` (anywhere on the line) or ``ENVHUB_TRACEBACK=1`` prints the traceback of
 an internal or envhub error before its line. Data commands take ``--json``; progress goes to stderr.
 Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
 a new one to ``COMMANDS``.
@@ -47,7 +47,7 @@ EPILOG = """examples:
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 envhub error (unknown id, missing backend, ...);
   141 when stdout is closed early (envhub list | head -1), 130 when interrupted (Ctrl-C),
-  70 an internal error (a bug: run again with --traceback or ENVHUB_TRACEBACK=1, and report it)
+  an internal error (a bug) is one line and 3 too: run again with --traceback or ENVHUB_TRACEBACK=1, and report it
 """
 
 

@@ -17,7 +17,7 @@ EXIT_USAGE = 2
 EXIT_ENVHUB_ERROR = 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
-EXIT_INTERNAL_ERROR = 70  # sysexits.h EX_SOFTWARE: a bug in envhub, a plugin or a library (not 1: a failed check)
+EXIT_INTERNAL_ERROR = 3  # a bug in envhub, a plugin or a library: an error, as DESIGN.md's four codes have it (not 1)
 
 #: Set to 1 (or pass ``--traceback``) to see the traceback of an error the command would show as one line.
 TRACEBACK_SWITCH = "ENVHUB_TRACEBACK"
