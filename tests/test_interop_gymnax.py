@@ -151,3 +151,22 @@ def test_max_steps_in_episode_is_the_limit_in_force_with_time_limit_wrappers():
     assert int(longer.max_steps_in_episode) == 40 and int(shorter.max_steps_in_episode) == 7
     corridor = envhub.wrappers.TimeLimit(Corridor(max_steps=20), 5)
     assert corridor.metadata["time_limit"] == 5 and to_gymnax(corridor)[1].max_steps_in_episode == 5
+
+
+def test_a_squeezed_action_takes_the_action_space_shape():
+    """gymnax's continuous envs take a ``Box((1,))`` action as a scalar, and rejax's evaluation hands one (its
+    ``act`` squeezes the policy's output): the export gives it the space's shape back; other shapes still fail."""
+    env, params = to_gymnax(envhub.make("gymnax/Pendulum-v1"))
+    state = env.reset(jax.random.key(0), params)[1]
+
+    @jax.jit
+    @jax.vmap
+    def step(action):  # as gymnax code calls it: vmapped over environments, under jit
+        return env.step(jax.random.key(1), state, action, params)
+
+    scalar, vector = step(jnp.full((3,), 0.5)), step(jnp.full((3, 1), 0.5))
+    for a, b in zip(jax.tree.leaves(scalar), jax.tree.leaves(vector), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert scalar[0].shape == (3, 3)
+    with pytest.raises(envhub.errors.ActionError, match=r"shape \(2,\) where \(1,\) is needed"):
+        env.step(jax.random.key(1), state, jnp.zeros(2), params)

@@ -59,6 +59,8 @@ SLOW = {
     "tests/test_docs.py::test_api_reference_documents_every_public_name",
     "tests/test_rejax.py::test_rejax_trains_on_the_export",
     "tests/test_rejax.py::test_rejax_ppo_vmaps_over_envhub_params",
+    "tests/test_rejax.py::test_rejax_trains_on_brax_inverted_pendulum",
+    "tests/test_rejax.py::test_rejax_trains_on_xminigrid_empty",
     "tests/test_backends_quiet.py::test_make_init_step_print_nothing",
     "docs/export.md::line-85",
     "docs/backends.md::line-143",

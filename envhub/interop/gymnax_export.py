@@ -110,11 +110,25 @@ class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unus
         env_params = self._env_params(params)
         if env_params is not None:
             state = _with_params(state, checked_params(self.env.id, self.env.default_params, env_params, None))
-        state, ts = self.env.step(key, state, action)
+        state, ts = self.env.step(key, state, self._unsqueezed(action))
         info = {**ts.info, "terminated": ts.terminated, "truncated": ts.truncated, "final_observation": ts.final_obs}
         if self.step_returns == 5:
             return ts.obs, state, ts.reward, ts.done, info
         return ts.obs, state, ts.reward, ts.terminated, ts.truncated, info
+
+    def _unsqueezed(self, action: Any) -> Any:
+        """``action`` in the action space's shape where it is that shape with the size-1 axes dropped.
+
+        gymnax's continuous envs take a ``Box((1,))`` action as a scalar, and rejax's evaluation hands one
+        (its ``act`` squeezes the policy's output); envhub checks the shape, so the dropped axes go back here.
+        """
+        space = self.env.action_space
+        if isinstance(space, spaces.Tree) or not hasattr(action, "shape"):
+            return action
+        squeezed = tuple(n for n in space.shape if n != 1)
+        if action.shape != space.shape and action.shape == squeezed:
+            return jnp.reshape(action, space.shape)
+        return action
 
     def step_env(self, key: jax.Array, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
         raise NotImplementedError(
