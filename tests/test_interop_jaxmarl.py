@@ -254,3 +254,22 @@ def test_missing_jaxmarl_raises_the_install_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "jaxmarl.environments", None)
     with pytest.raises(MissingDependencyError, match=r"needs the Python package 'jaxmarl'.*envhub\[jaxmarl\]"):
         to_jaxmarl(envhub.make(SPREAD))
+
+
+@needs_jaxmarl
+def test_bad_arguments_and_states_are_refused_naming_the_fix():
+    with pytest.raises(InvalidArgumentError, match=r"takes an envhub Environment, not a str .*envhub.make\('jaxmarl/"):
+        to_jaxmarl(SPREAD)
+    base = envhub.make(SPREAD)
+    with pytest.raises(InvalidArgumentError, match=r"to_jaxmarl\(keep_final_obs='no'\): give True .* or False"):
+        to_jaxmarl(base, keep_final_obs="no")
+    env = to_jaxmarl(base, keep_final_obs=np.bool_(False))
+    assert env.keep_final_obs is False
+    key, (obs, state) = jax.random.key(0), env.reset(jax.random.key(0))
+    actions = {a: jnp.int32(0) for a in env.agents}
+    for wrong, kind in ((state.env_state, "JaxState"), (obs, "dict")):
+        with pytest.raises(
+            InvalidArgumentError, match=rf"was given a {kind} as its state, not the EnvhubMultiAgentState"
+        ):
+            env.step(key, wrong, actions)
+    assert set(env.step(key, state, actions)[0]) == set(env.agents)  # the state passed in still steps

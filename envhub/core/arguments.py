@@ -35,6 +35,26 @@ def positive_int(name: str, value: Any, *, none: str | None = None, where: str =
     return value
 
 
+def an_environment(what: str, env: Any) -> None:
+    """Refuse an ``env`` that is not an envhub ``Environment`` (an id, a gymnax or gymnasium env) for ``what``.
+
+    Raises:
+        InvalidArgumentError: names what was given and how to make an envhub env of it.
+    """
+    from envhub.core.env import Environment
+
+    if isinstance(env, Environment):
+        return
+    if isinstance(env, str):
+        fix = f"make it first: {what}(envhub.make({env!r}))"
+    elif type(env).__module__.split(".")[0] in ("gymnax", "brax"):
+        library = type(env).__module__.split(".")[0]
+        fix = f"wrap it first: {what}(envhub.interop.from_{library}(env))"
+    else:
+        fix = f"give an envhub env, e.g. {what}(envhub.make('gymnax/CartPole-v1'))"
+    raise InvalidArgumentError(f"{what} takes an envhub Environment, not a {type(env).__name__} ({env!r:.60}); {fix}.")
+
+
 def single_agent_only(what: str, env: Any, instead: str) -> None:
     """Refuse a multi-agent ``env`` (its reward a dict per agent) for ``what``, which needs one reward per step.
 
@@ -48,4 +68,4 @@ def single_agent_only(what: str, env: Any, instead: str) -> None:
         )
 
 
-__all__ = ["positive_int", "single_agent_only"]
+__all__ = ["an_environment", "positive_int", "single_agent_only"]

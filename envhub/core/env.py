@@ -6,7 +6,6 @@ import abc
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import jax
-import jax.numpy as jnp
 
 from envhub import spaces
 from envhub.core.action_check import check_action
@@ -14,7 +13,7 @@ from envhub.core.checking import STRICT, check_values, checks_values_on_host, ou
 from envhub.core.checking import values_checked_by_caller as values_checked_by_caller
 from envhub.core.drawing import checked_frames, drawable_index
 from envhub.core.exporting import register_for_export
-from envhub.core.params import Bounds, checked_params
+from envhub.core.params import Bounds, checked_params, checked_where
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
 from envhub.errors import ClosedEnvironmentError
@@ -131,17 +130,18 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         ``params``: the new episodes' params (default: those ``set_params`` chose, else the state's).
         """
         self._check_open("reset")
+        mask = None if where is None else checked_where(self.id, "reset", where, self.num_envs)
         given = {} if params is None else {"params": self._checked(params)}
-        if where is None:
+        if mask is None:
             return self._reset(key, state, **given)
-        return self._reset_where(key, state, jnp.asarray(where, jnp.bool_), **given)
+        return self._reset_where(key, state, mask, **given)
 
     def set_params(self, state: State, params: Any, where: jax.Array | None = None) -> State:
         """The ``state`` whose next episodes start with ``params`` (only the envs in ``where``, bool of the batch
         shape): a curriculum's step between updates. Running episodes keep their params until they end."""
         self._check_open("set_params")
-        checked = self._checked(params)
-        return self._set_params(state, checked, None if where is None else jnp.asarray(where, jnp.bool_))
+        mask = None if where is None else checked_where(self.id, "set_params", where, self.num_envs)
+        return self._set_params(state, self._checked(params), mask)
 
     def _checked(self, params: Any) -> Any:
         return checked_params(self.id, self.default_params, params, self.num_envs, self.params_bounds)

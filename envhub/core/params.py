@@ -4,8 +4,9 @@ An env that has parameters shows them as ``env.default_params`` (a pytree). Para
 have that structure; each leaf has the default's shape (one value for every env) or, for a batched
 env, leads with ``num_envs`` (one value per env); its dtype is cast to the default's where that is
 safe (``same_kind``: an int for a float leaf, never a float for an int leaf). Shape and structure are
-checked while tracing, so ``jit`` refuses them with the same message; values against the backend's
-bounds (``params_bounds``: a negative mass) only where they are concrete, at no cost in compiled code.
+checked while tracing, so ``jit`` refuses them with the same message; values (NaN or an infinity, an int too big
+for its leaf, the backend's ``params_bounds``: a negative mass) only where they are concrete, at no cost in
+compiled code. ``where`` of ``reset`` and ``set_params`` (``checked_where``) is a bool mask of the batch shape.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ def checked_params(env_id: str, default: Any, params: Any, num_envs: int | None,
     """``params`` with every leaf cast to its default's dtype, after checking structure, shapes and bounds.
 
     Raises:
-        InvalidArgumentError: the env has no parameters, a structure other than ``default``'s, a leaf of
-            another shape or of a dtype that cannot be cast, a value outside ``bounds`` (eager calls only).
+        InvalidArgumentError: the env has no parameters, a structure other than ``default``'s (the message names
+            the first difference), a leaf of another shape or of a dtype that cannot be cast (a bool for a number
+            included); on eager calls only, a value that does not fit the leaf's integer dtype, a NaN (or an
+            infinity where the default is finite), a value outside ``bounds``.
     """
     if default is None:
         raise InvalidArgumentError(
@@ -42,15 +45,103 @@ def checked_params(env_id: str, default: Any, params: Any, num_envs: int | None,
         )
     want, got = jax.tree.structure(default), jax.tree.structure(params)
     if want != got:
+        difference = _difference(default, params, "params") or f"env.default_params is {want}"
         raise InvalidArgumentError(
-            f"params of {env_id!r} have the structure {got}, not that of env.default_params ({want}); "
+            f"params of {env_id!r} have the structure {got}, not that of env.default_params: {difference}; "
             f"build them from the defaults, e.g. env.default_params.replace(...) or jax.tree.map over it (docs/params.md)."
         )
     leaves = jax.tree_util.tree_flatten_with_path(default)[0]
     cast = [_leaf(env_id, leaf_name(p), d, x, num_envs) for (p, d), x in zip(leaves, jax.tree.leaves(params))]
+    for (p, d), x in zip(leaves, cast):
+        _check_finite(env_id, leaf_name(p), d, x)
     if bounds:
         _check_bounds(env_id, {leaf_name(p): x for (p, _), x in zip(leaves, cast)}, bounds)
     return jax.tree.unflatten(want, cast)
+
+
+def checked_where(env_id: str, method: str, where: Any, num_envs: int | None) -> jax.Array:
+    """``where`` of ``reset``/``set_params`` as a bool array, after checking it is a bool mask of the batch shape.
+
+    Checked while tracing too (dtype and shape are known there): an int or float mask (``[0, 1, 2]`` would be read as
+    flags, not indices), a mask of another length, or a scalar on a batched env would reset the wrong envs or
+    broadcast the state to a new shape, so each is refused.
+
+    Raises:
+        InvalidArgumentError: ``where`` is not an array of bools, or its shape is not ``()`` (one env) or
+            ``(num_envs,)`` (a batch).
+    """
+    shape = () if num_envs is None else (num_envs,)
+    if num_envs is None:
+        wanted, fix = "a bool scalar (this env is unbatched)", "e.g. ts.done"
+    else:
+        wanted, fix = (
+            f"a bool array of shape {shape}, one flag per env",
+            f"e.g. ts.done, or jnp.arange({num_envs}) == i",
+        )
+    try:
+        array = where if isinstance(where, (jax.Array, np.ndarray)) else jnp.asarray(where)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(
+            f"{method}(where={where!r}) of {env_id!r}: where is not an array; it takes {wanted} ({fix}), "
+            f"or leave it out to {_every(method)}."
+        ) from e
+    if array.dtype != np.bool_:
+        raise InvalidArgumentError(
+            f"{method}(where=...) of {env_id!r}: where has dtype {array.dtype}; it takes {wanted}, True for the envs "
+            f"to change (indices and 0/1 are not flags): {fix}, or where.astype(bool) for 0/1 values."
+        )
+    if array.shape != shape:
+        raise InvalidArgumentError(
+            f"{method}(where=...) of {env_id!r}: where has shape {array.shape}; it takes {wanted} ({fix}), "
+            f"or leave it out to {_every(method)}."
+        )
+    return jnp.asarray(array)
+
+
+def _every(method: str) -> str:
+    return "reset every env" if method == "reset" else "set the params of every env"
+
+
+def _difference(default: Any, params: Any, name: str) -> str | None:
+    """The first place where ``params`` leaves ``default``'s structure, in words (``None``: none found)."""
+
+    def one_level(tree: Any) -> tuple[Any, list[tuple[Any, Any]]]:
+        children, treedef = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda node: node is not tree)
+        return treedef, children
+
+    want_def, want_children = one_level(default)
+    got_def, got_children = one_level(params)
+    if want_def.num_nodes == 1 and want_def.num_leaves == 1:  # a leaf of the defaults: params hold a node here
+        if params is None:
+            return f"{name} is None where a value is needed"
+        if isinstance(params, (list, tuple)):
+            return f"{name} is a {type(params).__name__} where an array is needed (give jnp.asarray({name}))"
+        return f"{name} is a {type(params).__name__} where an array is needed"
+    if params is None or (got_def.num_nodes == 1 and got_def.num_leaves == 1):
+        return f"{name} is {_kind(params)} where env.default_params{name[len('params') :]} is {_kind(default)}"
+    if type(params) is not type(default):
+        return f"{name} is {_kind(params)} where env.default_params{name[len('params') :]} is {_kind(default)}"
+    want_keys = [jax.tree_util.keystr(p) for p, _ in want_children]
+    got_keys = [jax.tree_util.keystr(p) for p, _ in got_children]
+    if want_keys != got_keys:
+        missing = [k for k in want_keys if k not in got_keys]
+        unknown = [k for k in got_keys if k not in want_keys]
+        parts = ([f"missing {', '.join(name + k for k in missing)}"] if missing else []) + (
+            [f"unknown {', '.join(name + k for k in unknown)}"] if unknown else []
+        )
+        return "; ".join(parts) or f"{name} has its entries in another order"
+    for (path, want_child), (_, got_child) in zip(want_children, got_children):
+        if jax.tree.structure(want_child) != jax.tree.structure(got_child):
+            return _difference(want_child, got_child, name + jax.tree_util.keystr(path))
+    return None
+
+
+def _kind(tree: Any) -> str:
+    if tree is None:
+        return "None"
+    kind = type(tree)
+    same_name = kind.__qualname__ in ("EnvParams", "Params")
+    return f"a {kind.__module__ + '.' if same_name else ''}{kind.__qualname__}"
 
 
 def per_env(default: Any, params: Any, num_envs: int | None) -> Any:
@@ -71,11 +162,16 @@ def _dtype(x: Any) -> np.dtype:
 
 def _leaf(env_id: str, name: str, default: Any, value: Any, num_envs: int | None) -> jax.Array:
     want, shape = _dtype(default), np.shape(default)
+    _check_fits(env_id, name, value, want)
     try:
         array = jnp.asarray(value)
-    except TypeError as e:
+    except OverflowError as e:
+        raise InvalidArgumentError(
+            f"{name}={value!r} of {env_id!r} does not fit any array dtype: give a {want} value."
+        ) from e
+    except (TypeError, ValueError) as e:
         raise InvalidArgumentError(f"{name}={value!r} of {env_id!r} is not an array: give a {want} value.") from e
-    if not jnp.can_cast(array.dtype, want, casting="same_kind") and not _python_number_fits(value, want):
+    if not _castable(array.dtype, want) and not _python_number_fits(value, want):
         raise InvalidArgumentError(
             f"{name} of {env_id!r} has dtype {array.dtype}, which cannot be cast safely to its dtype {want}; "
             f"give {want} values."
@@ -88,6 +184,52 @@ def _leaf(env_id: str, name: str, default: Any, value: Any, num_envs: int | None
             f"Reshape it, or build it from env.default_params."
         )
     return array.astype(want)
+
+
+def _castable(have: Any, want: np.dtype) -> bool:
+    """``same_kind`` casting, except a bool for a number (``True`` is no mass) and keys only for keys."""
+    extended = jax.dtypes.extended
+    if jax.dtypes.issubdtype(have, extended) or jax.dtypes.issubdtype(want, extended):
+        return bool(have == want)
+    if have == np.bool_ and want != np.bool_:
+        return False
+    return bool(jnp.can_cast(have, want, casting="same_kind"))
+
+
+def _check_fits(env_id: str, name: str, value: Any, want: np.dtype) -> None:
+    """Refuse a concrete integer ``value`` outside ``want``'s range (a cast would wrap it: 2**32 + 5 becomes 5)."""
+    if not jnp.issubdtype(want, jnp.integer) or isinstance(value, jax.core.Tracer):
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, np.ndarray, jax.Array)):
+        return
+    if isinstance(value, int):
+        low = high = value
+    else:
+        array = np.asarray(value)
+        if not np.issubdtype(array.dtype, np.integer) or array.size == 0:
+            return
+        low, high = int(array.min()), int(array.max())
+    info = np.iinfo(want)
+    if low < info.min or high > info.max:
+        bad = low if low < info.min else high
+        raise InvalidArgumentError(
+            f"{name} of {env_id!r} has the value {bad}, which does not fit its dtype {want} "
+            f"(from {info.min} to {info.max}); give values in that range."
+        )
+
+
+def _check_finite(env_id: str, name: str, default: Any, value: jax.Array) -> None:
+    """Refuse a concrete NaN, or an infinity in a leaf whose default is finite (the dynamics would turn to NaN)."""
+    if isinstance(value, jax.core.Tracer) or not jnp.issubdtype(value.dtype, jnp.inexact):
+        return
+    array = np.asarray(value)
+    finite_default = bool(np.all(np.isfinite(np.asarray(default))))
+    bad = np.isnan(array) | (np.isinf(array) if finite_default else False)
+    if np.any(bad):
+        rule = "finite" if finite_default else "a number, not NaN"
+        raise InvalidArgumentError(
+            f"{name} of {env_id!r} has the value {array[bad].flat[0].item()!r}; it must be {rule}. Give {rule} values."
+        )
 
 
 def _python_number_fits(value: Any, want: np.dtype) -> bool:
@@ -111,4 +253,4 @@ def _check_bounds(env_id: str, leaves: dict[str, jax.Array], bounds: Bounds) -> 
             )
 
 
-__all__ = ["Bounds", "as_arrays", "checked_params", "leaf_name", "per_env"]
+__all__ = ["Bounds", "as_arrays", "checked_params", "checked_where", "leaf_name", "per_env"]

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
-from envhub.core.arguments import single_agent_only
+from envhub.core.arguments import an_environment, single_agent_only
 from envhub.core.env import Environment
 from envhub.core.params import as_arrays, checked_params
 from envhub.errors import InvalidArgumentError, MissingDependencyError
@@ -109,7 +109,8 @@ class EnvhubGymnaxEnv(gymnax_environment.Environment):  # type: ignore[misc,unus
         """One step with same-step auto-reset: 6 values (gymnax 1.0) or 5 (``done``), as ``step_returns`` says."""
         env_params = self._env_params(params)
         if env_params is not None:
-            state = _with_params(state, checked_params(self.env.id, self.env.default_params, env_params, None))
+            checked = checked_params(self.env.id, self.env.default_params, env_params, None, self.env.params_bounds)
+            state = _with_params(state, checked)
         state, ts = self.env.step(key, state, self._unsqueezed(action))
         info = {**ts.info, "terminated": ts.terminated, "truncated": ts.truncated, "final_observation": ts.final_obs}
         if self.step_returns == 5:
@@ -159,10 +160,11 @@ def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[E
     """Expose an unbatched single-agent JAX-native envhub env as a gymnax ``Environment``: ``(env, params)``.
 
     Raises:
-        InvalidArgumentError: ``env`` is batched, multi-agent or a host env; ``step_returns`` is not 5 or 6;
-            a space has no gymnax counterpart.
+        InvalidArgumentError: ``env`` is no envhub env, or batched, multi-agent or a host env; ``step_returns`` is
+            not the int 5 or 6; a space has no gymnax counterpart.
     """
-    if step_returns not in (5, 6):
+    an_environment("to_gymnax", env)
+    if isinstance(step_returns, bool) or not isinstance(step_returns, (int, np.integer)) or step_returns not in (5, 6):
         raise InvalidArgumentError(
             f"to_gymnax(step_returns={step_returns!r}): give 6 for gymnax 1.0's (obs, state, reward, terminated, "
             f"truncated, info) or 5 for the classic (obs, state, reward, done, info) of rejax 0.1.3 and PureJaxRL."
@@ -181,7 +183,7 @@ def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[E
         )
     if env.default_params is not None:
         _check_state_holds_params(env)
-    exported = EnvhubGymnaxEnv(env, step_returns)
+    exported = EnvhubGymnaxEnv(env, int(step_returns))
     return exported, exported.default_params
 
 

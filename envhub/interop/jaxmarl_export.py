@@ -27,6 +27,7 @@ import numpy as np
 
 from envhub import spaces
 from envhub.core.action_check import check_action
+from envhub.core.arguments import an_environment
 from envhub.core.env import Environment
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
 from envhub.registry.plugin_api import compatible_core_range
@@ -101,6 +102,11 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
             )
         if self.env.closed:
             raise ClosedEnvironmentError(self.env.id, "step")
+        if not isinstance(state, EnvhubMultiAgentState):
+            raise InvalidArgumentError(
+                f"step of the JaxMARL export of {self.env.id!r} was given a {type(state).__name__} as its state, not "
+                f"the EnvhubMultiAgentState its reset and step return; pass that state (obs, state = env.reset(key))."
+            )
         action = self._scalar_discrete(actions)
         if self.turn_based:  # every agent's action through env.step's rule, then the mover's
             checked = check_action(self.env.id, self._actions, action)
@@ -178,6 +184,12 @@ def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> 
         InvalidArgumentError: ``env`` is batched, single-agent or a host env; a turn-based game's observation is
             not the dict of docs/multi-agent.md; a space has no JaxMARL counterpart.
     """
+    an_environment("to_jaxmarl", env)
+    if not isinstance(keep_final_obs, (bool, np.bool_)):
+        raise InvalidArgumentError(
+            f"to_jaxmarl(keep_final_obs={keep_final_obs!r}): give True (infos['final_observation'] holds the "
+            f"observations reached) or False (left out, for baselines that reshape every info leaf per agent)."
+        )
     if env.num_envs is not None:
         raise InvalidArgumentError(
             f"to_jaxmarl needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs "
@@ -193,7 +205,7 @@ def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> 
             f"to_jaxmarl needs a JAX-native env; {env.id!r} runs on the host: use "
             f"envhub.interop.to_pettingzoo_parallel (or to_pettingzoo_aec) for host envs."
         )
-    return EnvhubMultiAgentEnv(env, keep_final_obs)
+    return EnvhubMultiAgentEnv(env, bool(keep_final_obs))
 
 
 def to_jaxmarl_space(space: spaces.Space, what: str = "observation") -> Any:

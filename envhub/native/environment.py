@@ -30,7 +30,7 @@ from envhub.errors import InvalidArgumentError
 from envhub.native import resets
 from envhub.native.auto_reset import AutoReset, strong, uses_spares
 from envhub.native.kwargs import RESET_MODES, check_arguments, jax_kwargs, take_time_limit
-from envhub.native.state import JaxState
+from envhub.native.state import JaxState, StateLayout, checked_state
 
 S = TypeVar("S")
 Obs = TypeVar("Obs")
@@ -120,14 +120,17 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         return self._compiled_if_eager(self._init_traced, key, self._state_params(params))
 
     def _reset(self, key: jax.Array, state: JaxState[S], params: Any = None) -> tuple[JaxState[S], TimeStep[Obs]]:
+        state = self._checked_state(state, "reset")
         return self._compiled_if_eager(self._reset_traced, key, state, self._given(params))
 
     def _reset_where(
         self, key: jax.Array, state: JaxState[S], where: jax.Array, params: Any = None
     ) -> tuple[JaxState[S], TimeStep[Obs]]:
+        state = self._checked_state(state, "reset")
         return self._compiled_if_eager(self._reset_where_traced, key, state, where, self._given(params))
 
     def _set_params(self, state: JaxState[S], params: Any, where: jax.Array | None) -> JaxState[S]:
+        state = self._checked_state(state, "set_params")
         if self.reset_mode == "cached":
             raise InvalidArgumentError(
                 f"set_params on {self.id!r}: reset_mode='cached' restarts every episode from the state cached at "
@@ -148,7 +151,15 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         )
 
     def _step(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
-        return self._compiled_if_eager(self._step_traced, key, state, action)
+        return self._compiled_if_eager(self._step_traced, key, self._checked_state(state, "step"), action)
+
+    def _checked_state(self, state: Any, method: str) -> JaxState[S]:
+        """``state`` if it is one of this env's states (``envhub.native.state.checked_state``), checked before any work."""
+        want = self.__dict__.get("_state_shapes")
+        if want is None:  # no init traced on this env object yet: trace one (it records them)
+            jax.eval_shape(self._init_traced, jax.random.key(0), self._state_params(None))
+            want = self.__dict__["_state_shapes"]
+        return checked_state(self.id, method, state, want)
 
     def _compiled_if_eager(self, method: Any, *args: Any) -> Any:
         """Run ``method`` inline under a trace; eagerly, through this env's own ``jax.jit`` of it
@@ -160,7 +171,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name != "_step_out_shapes":  # the backend's functions read its attributes: compile and trace them anew
-            for cache in ("_compiled", "_inner", "_reset_reads_params"):
+            for cache in ("_compiled", "_inner", "_reset_reads_params", "_state_shapes"):
                 self.__dict__.pop(cache, None)
 
     def _traced_once(self, name: str) -> Any:
@@ -182,6 +193,8 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         first = (env, obs) if self.reset_mode == "cached" else None
         spares = resets.no_spares((env, obs), own=self._spares_follow_params()) if self.reset_spares else None
         state = JaxState(env, steps, first, spares).running_on(params)
+        if "_state_shapes" not in self.__dict__:  # what _checked_state compares states with (shapes as traced here)
+            self.__dict__["_state_shapes"] = StateLayout.of(state)
         return state, self._first_timestep(obs, key, env, params)
 
     def _reset_traced(self, key: jax.Array, state: JaxState[S], params: Any) -> tuple[JaxState[S], TimeStep[Obs]]:

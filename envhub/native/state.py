@@ -7,8 +7,10 @@ from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envhub.core.tree import select
+from envhub.errors import InvalidArgumentError
 
 S = TypeVar("S")
 
@@ -55,6 +57,105 @@ class JaxState(Generic[S]):
         return dataclasses.replace(self, next_params=params, prior_params=params, on_next=on_next)
 
 
+@dataclasses.dataclass(frozen=True)
+class StateLayout:
+    """The structure and leaf shapes of an env's states (``checked_state`` compares a state with them)."""
+
+    shapes: JaxState[Any]  # the state with jax.ShapeDtypeStruct leaves
+    treedef: Any
+    leaf_shapes: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def of(cls, state: JaxState[Any]) -> StateLayout:
+        """The layout of ``state`` (concrete or traced)."""
+        shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), x.dtype), state)
+        leaves, treedef = jax.tree.flatten(shapes)
+        return cls(shapes, treedef, tuple(x.shape for x in leaves))
+
+
+def checked_state(env_id: str, method: str, state: Any, layout: StateLayout) -> JaxState[Any]:
+    """``state``, after checking it is a state of this env: a ``JaxState`` of ``layout``'s structure and shapes.
+
+    Checked while tracing too (structure and shapes are known there), so a state of another env, of another
+    ``num_envs`` or of another reset mode is refused before any work, with a message instead of a ``vmap`` or
+    attribute error. A good state costs one flatten (a few microseconds).
+
+    Raises:
+        InvalidArgumentError: ``state`` is not a ``JaxState`` (``(state, ts)``, a wrapper's state, an observation),
+            holds ``jax.ShapeDtypeStruct`` leaves (a state from ``jax.eval_shape``), or differs from ``layout``.
+    """
+    if isinstance(state, JaxState):
+        leaves, treedef = jax.tree.flatten(state)
+        if treedef == layout.treedef and all(
+            type(x) is not jax.ShapeDtypeStruct and getattr(x, "shape", None) == shape
+            for x, shape in zip(leaves, layout.leaf_shapes)
+        ):
+            return state  # the fast path: arrays (tracers included) of this env's shapes
+    _refuse(env_id, method, state, layout.shapes)
+    return state
+
+
+def _refuse(env_id: str, method: str, state: Any, want: JaxState[Any]) -> None:
+    """Raise the error that says how ``state`` differs from ``want`` (the shapes of this env's states)."""
+    fix = "pass the state this env's own init, reset or step returned"
+    if not isinstance(state, JaxState):
+        pair = isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], JaxState)
+        what = "(state, ts): init, reset and step return a pair, pass its first item" if pair else fix
+        raise InvalidArgumentError(
+            f"{method} of {env_id!r} takes one of its own states (a JaxState), not a value of type "
+            f"{type(state).__name__}; {what}."
+        )
+    if any(isinstance(x, jax.ShapeDtypeStruct) for x in jax.tree.leaves(state)):
+        raise InvalidArgumentError(
+            f"{method} of {env_id!r} was given a state of jax.ShapeDtypeStructs (a state from jax.eval_shape: shapes, "
+            f"no values); {fix}, or call {method} inside jax.eval_shape as well."
+        )
+    if np.shape(state.steps) != want.steps.shape:
+        raise InvalidArgumentError(
+            f"{method} of {env_id!r} was given a state of {_envs(np.shape(state.steps))}, but this env has "
+            f"{_envs(want.steps.shape)}; {fix} (an env made with the same num_envs)."
+        )
+    if jax.tree.structure(state) != jax.tree.structure(want):
+        raise InvalidArgumentError(
+            f"{method} of {env_id!r} was given a state of another structure than its own ({_structure(state, want)}): "
+            f"a state of another env, or of another reset_mode or reset_spares; {fix}."
+        )
+    for (path, have), need in zip(jax.tree_util.tree_flatten_with_path(state)[0], jax.tree.leaves(want)):
+        if np.shape(have) != need.shape:
+            raise InvalidArgumentError(
+                f"{method} of {env_id!r} was given a state whose state{jax.tree_util.keystr(path)} has shape "
+                f"{np.shape(have)}, where this env's has {need.shape}: a state of another env; {fix}."
+            )
+
+
+def _envs(batch: tuple[int, ...]) -> str:
+    return (
+        "one env (unbatched)" if batch == () else f"num_envs={batch[0]}" if len(batch) == 1 else f"batch shape {batch}"
+    )
+
+
+def _structure(state: JaxState[Any], want: JaxState[Any]) -> str:
+    """Where ``state`` first leaves ``want``'s structure, in words."""
+    for field in ("env", "first", "spares", "next_params"):
+        have, need = getattr(state, field), getattr(want, field)
+        structure = jax.tree.structure(need)
+        if jax.tree.structure(have) == structure and (
+            jax.tree_util.treedef_is_leaf(structure) or type(have) is type(need)
+        ):
+            continue  # the same (a node of the same type: flax dataclasses of one field count compare equal)
+        if (have is None) != (need is None):
+            return f"state.{field} is {'None' if have is None else 'set'}, this env's is {'None' if need is None else 'set'}"
+        if type(have) is not type(need):
+            return f"state.{field} is a {_name(have)}, this env's a {_name(need)}"
+        return f"state.{field} is {jax.tree.structure(have)}, this env's {jax.tree.structure(need)}"
+    return f"{jax.tree.structure(state)}, this env's {jax.tree.structure(want)}"
+
+
+def _name(x: Any) -> str:
+    kind = type(x)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 jax.tree_util.register_dataclass(
     JaxState,
     data_fields=["env", "steps", "first", "spares", "next_params", "prior_params", "on_next"],
@@ -62,4 +163,4 @@ jax.tree_util.register_dataclass(
 )
 
 
-__all__ = ["JaxState"]
+__all__ = ["JaxState", "StateLayout", "checked_state"]

@@ -38,9 +38,11 @@ class VmapEnvironment(Wrapper):
 
     def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
         reset = lambda k, s, p: self.env.reset(k, s, params=p)  # noqa: E731
+        state = self._batched(state, "reset")
         return jax.vmap(reset)(jax.random.split(key, self._num_envs), state, self._per_env(params))
 
     def _set_params(self, state: Any, params: Any, where: jax.Array | None) -> Any:
+        state = self._batched(state, "set_params")
         if where is None:
             return jax.vmap(lambda s, p: self.env.set_params(s, p))(state, self._per_env(params))
         return jax.vmap(lambda s, p, w: self.env.set_params(s, p, w))(state, self._per_env(params), where)
@@ -49,7 +51,19 @@ class VmapEnvironment(Wrapper):
         return None if params is None else per_env(self.env.default_params, params, self._num_envs)
 
     def _step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
-        return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), state, action)
+        return jax.vmap(self.env.step)(jax.random.split(key, self._num_envs), self._batched(state, "step"), action)
+
+    def _batched(self, state: Any, method: str) -> Any:
+        """``state`` if every leaf leads with ``num_envs`` (else ``jax.vmap`` would fail with its own words)."""
+        for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+            shape = np.shape(leaf)
+            if shape[:1] != (self._num_envs,):
+                raise InvalidArgumentError(
+                    f"{method} of {self.id!r} (num_envs={self._num_envs}) was given a state whose "
+                    f"state{jax.tree_util.keystr(path)} has shape {shape}, not leading with {self._num_envs}: a state "
+                    f"of another env or num_envs; pass the state this env's own init, reset or step returned."
+                )
+        return state
 
     def _reset_where(
         self, key: jax.Array, state: Any, where: jax.Array, params: Any = None
@@ -57,6 +71,7 @@ class VmapEnvironment(Wrapper):
         def reset_one(k: jax.Array, s: Any, w: jax.Array, p: Any) -> tuple[Any, TimeStep[Any]]:
             return self.env.reset(k, s, where=w, params=p)
 
+        state = self._batched(state, "reset")
         return jax.vmap(reset_one)(jax.random.split(key, self._num_envs), state, where, self._per_env(params))
 
     def _render(self, state: Any, index: int | None) -> Any:
