@@ -8,6 +8,7 @@ with ``envhub.wrappers.sharding.shard(env, mesh)`` or ``envhub.make(id, num_envs
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -16,6 +17,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from envhub.core.env import Environment
 from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
+from envhub.native.state import JaxState
 from envhub.wrappers.base import Wrapper
 
 
@@ -50,10 +52,12 @@ class ShardedEnvironment(Wrapper):
         n = self.env.num_envs
 
         def pin(x: Any) -> Any:
+            if isinstance(x, JaxState):  # its params stay unpinned: see _unpinned_params
+                return _unpinned_params(x, lambda t: jax.tree.map(pin, t))
             leads = getattr(x, "ndim", 0) >= 1 and x.shape[0] == n
             return jax.lax.with_sharding_constraint(x, self.batch_sharding if leads else self.replicated)
 
-        return jax.tree.map(pin, tree)
+        return jax.tree.map(pin, tree, is_leaf=lambda x: isinstance(x, JaxState))
 
     def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
         return self._pin(self.env.init(key, params=params))
@@ -75,6 +79,14 @@ class ShardedEnvironment(Wrapper):
     def over_time(self) -> NamedSharding:
         """The sharding of a stacked (time, num_envs, ...) output, for ``jax.jit(out_shardings=...)``."""
         return NamedSharding(self.mesh, PartitionSpec(None, self.axis))
+
+
+def _unpinned_params(state: JaxState[Any], pin: Any) -> JaxState[Any]:
+    """``state`` with every field pinned but its params. Params made from constants (the defaults) stay constants
+    XLA folds the same way as in the unsharded program, so the sharded rollout stays bit-identical to it; a
+    sharding constraint would make them opaque there alone. XLA shards them as the env rows they meet."""
+    pinned = pin(dataclasses.replace(state, next_params=None, prior_params=None))
+    return dataclasses.replace(pinned, next_params=state.next_params, prior_params=state.prior_params)
 
 
 def _axis(mesh: Mesh, axis: str | None) -> str:
