@@ -93,35 +93,24 @@ def test_every_in_repo_backend_has_a_representative_env():
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict:
-    """Every installed backend's report: one interpreter for each of ``ALONE``, one for the rest, run at once."""
+    """Every installed backend's report: one interpreter for each of ``ALONE``, one for the rest."""
     rows = [row for row in envhub.list_backends() if row.status == "ok"]
     jobs = [[row] for row in rows if row.prefix in ALONE] + [[row for row in rows if row.prefix not in ALONE]]
     cwd = tmp_path_factory.mktemp("quiet")
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-W",
-                "default",
-                "-c",
-                WORKER,
-                json.dumps([[r.prefix, REPRESENTATIVE.get(r.prefix, "")] for r in job]),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+    report: dict = {"<worker>": ""}
+    for job in filter(None, jobs):  # one after another: at once, they would take both cores from the other tests
+        backends = json.dumps([[r.prefix, REPRESENTATIVE.get(r.prefix, "")] for r in job])
+        run = subprocess.run(
+            [sys.executable, "-W", "default", "-c", WORKER, backends],
+            capture_output=True,
             text=True,
             cwd=cwd,
+            timeout=300,
         )
-        for job in jobs
-        if job
-    ]
-    report: dict = {}
-    for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, f"the worker failed (exit {proc.returncode}):\n{err}"
-        lines = out.strip().splitlines()
+        assert run.returncode == 0, f"the worker failed (exit {run.returncode}):\n{run.stderr}"
+        lines = run.stdout.strip().splitlines()
         report.update(json.loads(lines[-1]))
-        report["<worker>"] = report.get("<worker>", "") + err + "".join(line + "\n" for line in lines[:-1])
+        report["<worker>"] += run.stderr + "".join(line + "\n" for line in lines[:-1])
     return report
 
 
