@@ -216,16 +216,22 @@ def main() -> None:
         build, n, steps = SUITES[name]
         row = measure(build(n, steps), args.repeats)
         rows.append(row)
-        print(f"\n{row['suite']}, {n} envs x {steps} steps")
-        for who, rate in sorted(row["steps_per_s"].items(), key=lambda kv: -kv[1]):
-            over = row["envhub_over"].get(who)
-            print(
-                f"  {who:<28} {rate / 1e6:8.3f} M steps/s   {row['ratio_to_raw'][who]:6.3f}x raw"
-                + (f"   envhub is {over:.3f}x this" if over is not None else "")
-            )
-        for who, error in row["failed"].items():
-            print(f"  {who:<28} does not run: {error}")
+        print_row(row, n, steps)
     write_json(rows, args.json)
+
+
+def print_row(row: dict, n: int, steps: int, compile_times: bool = False) -> None:
+    """One suite's table: each contender's steps/s, ratio to raw and envhub's ratio to it (and compile seconds)."""
+    print(f"\n{row['suite']}, {n} envs x {steps} steps")
+    for who, rate in sorted(row["steps_per_s"].items(), key=lambda kv: -kv[1]):
+        over = row["envhub_over"].get(who)
+        print(
+            f"  {who:<28} {rate / 1e6:8.3f} M steps/s   {row['ratio_to_raw'][who]:6.3f}x raw"
+            + (f"   envhub is {over:.3f}x this" if over is not None else "")
+            + (f"   compile {row['compile_s'].get(who, float('nan')):.2f}s" if compile_times else "")
+        )
+    for who, error in row["failed"].items():
+        print(f"  {who:<28} does not run: {error}")
 
 
 if __name__ == "__main__":

@@ -40,16 +40,7 @@ def main() -> None:
         row = peers.measure(build(n, steps), args.repeats)
         rows.append(row)
         write_json(rows, args.json)  # after each size: a later size that fails keeps the earlier rows
-        print(f"\n{row['suite']}, {n} envs x {steps} steps")
-        for who, rate in sorted(row["steps_per_s"].items(), key=lambda kv: -kv[1]):
-            over = row["envhub_over"].get(who)
-            print(
-                f"  {who:<28} {rate / 1e6:9.3f} M steps/s   {row['ratio_to_raw'][who]:6.3f}x raw"
-                + (f"   envhub is {over:.3f}x this" if over is not None else "")
-                + f"   compile {row['compile_s'].get(who, float('nan')):.2f}s"
-            )
-        for who, error in row["failed"].items():
-            print(f"  {who:<28} does not run: {error}")
+        peers.print_row(row, n, steps, compile_times=True)
         sys.stdout.flush()
 
 
