@@ -162,7 +162,7 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
     assert err.strip() == "envhub: interrupted (KeyboardInterrupt)"
 
 
-def test_an_unexpected_exception_is_one_line_and_exit_70_with_the_traceback_on_request(rec, capsys, monkeypatch):
+def test_an_unexpected_exception_is_one_line_and_exit_3_with_the_traceback_on_request(rec, capsys, monkeypatch):
     monkeypatch.delenv("ENVHUB_TRACEBACK", raising=False)
     assert main(["info", "rec/Crashes-v0"]) == EXIT_INTERNAL_ERROR
     line = _one_line(capsys, EXIT_INTERNAL_ERROR, "envhub: internal error: RuntimeError: a bug in the plugin's init")
@@ -197,3 +197,25 @@ def test_a_closed_stdout_is_quiet(tmp_path):
     line = f'"{sys.executable}" -m envhub list >&-; echo "status=$?"'
     run = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path)
     assert run.stdout == "status=0\n" and run.stderr == ""  # no "'NoneType' object has no attribute 'flush'"
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        MemoryError("Unable to allocate 745. GiB for an array with shape (99999999999,) and data type int64"),
+        RuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 400000000000 bytes."),  # XLA's, as jax raises it
+    ],
+    ids=["numpy", "xla"],
+)
+def test_out_of_memory_is_an_error_with_the_fix_not_a_bug(exc, capsys, monkeypatch):
+    """``envhub bench ID -n 99999999999``: NumPy or XLA cannot allocate the batch; the user's input, not a bug."""
+    from envhub.cli import COMMANDS
+
+    def too_big(args):
+        raise exc
+
+    monkeypatch.delenv("ENVHUB_TRACEBACK", raising=False)
+    monkeypatch.setattr(COMMANDS["bench"], "run", too_big)
+    assert main(["bench", "rec/Corridor-v0", "-n", "99999999999"]) == EXIT_ENVHUB_ERROR
+    line = _one_line(capsys, EXIT_ENVHUB_ERROR, f"envhub: error: out of memory: {exc}")
+    assert line.endswith("; run with a smaller batch (-n) or fewer --steps")

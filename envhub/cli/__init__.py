@@ -3,10 +3,11 @@
 Exit codes: 0 success, 1 a check failed, 2 bad usage, 3 an envhub error (unknown id, backend
 not installed, plugin failure, ...), printed as one line, never a traceback; a closed stdout
 (``envhub list | head -1``) ends the command quietly with 141, as a tool killed by SIGPIPE; Ctrl-C
-with 130. Any other exception is a bug (in envhub, a plugin or a library under them): one line
-``envhub: internal error: <Type>: <message> (...)`` and 3, as any error (1 stays "a check failed"; the line's
-"internal error" tells a bug from bad input). ``--traceback`` (anywhere on the line) or ``ENVHUB_TRACEBACK=1`` prints the traceback of
-an internal or envhub error before its line. Data commands take ``--json``; progress goes to stderr.
+with 130. Running out of memory (a batch too large for the machine) is an error, 3, with the fix. Any other
+exception is a bug (in envhub, a plugin or a library under them): one line ``envhub: internal error: <Type>:
+<message> (...)`` and 3, as any error (1 stays "a check failed"; the line's "internal error" tells a bug from bad
+input). ``--traceback`` (anywhere on the line) or ``ENVHUB_TRACEBACK=1`` prints the traceback of an internal or
+envhub error before its line. Data commands take ``--json``; progress goes to stderr.
 Each command is one module here (``cmd_<name>.py``: ``NAME``, ``add_arguments``, ``run``); add
 a new one to ``COMMANDS``.
 """
@@ -112,11 +113,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug, not the user's input: one line that names it and how to see more
         if show_traceback:
             traceback.print_exc()
+        if _out_of_memory(exc):  # not a bug: the batch (or the rollout) asked for more memory than there is
+            print(f"envhub: error: out of memory: {one_line(exc)}; {OUT_OF_MEMORY_FIX}", file=sys.stderr)
+            return EXIT_ENVHUB_ERROR
         more = (
             "the traceback is above" if show_traceback else f"run with --traceback / {TRACEBACK_SWITCH}=1 for details"
         )
         print(f"envhub: internal error: {type(exc).__name__}: {one_line(exc)} ({more}; please report)", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+
+
+#: What to do when a command runs out of memory (a batch of 10**11 envs asks NumPy or XLA for terabytes).
+OUT_OF_MEMORY_FIX = "run with a smaller batch (-n) or fewer --steps"
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """NumPy's ``MemoryError``, or XLA's (a ``JaxRuntimeError`` whose message starts ``RESOURCE_EXHAUSTED``)."""
+    return isinstance(exc, MemoryError) or str(exc).startswith("RESOURCE_EXHAUSTED")
 
 
 def _version() -> str:
