@@ -97,6 +97,16 @@ def _read_only_folder() -> Path:
         (["info", "rec/Painted-v0", "-k", "num_envs=2"], 2, "--kwarg 'num_envs=2': use -n N"),
         (["info", "rec/Painted-v0", "-k", "mesh=1"], 2, "call envhub.make(ID, mesh=...) in Python"),
         (["bench", "rec/Painted-v0", "--steps", "0"], 2, "argument --steps: '0' is not a positive int"),
+        (
+            ["bench", "rec/Painted-v0", "--steps", "99999999999"],
+            2,
+            "--steps: '99999999999' is not an int from 1 to 2**31 - 1",
+        ),
+        (
+            ["record", "rec/Painted-v0", "--out", "{tmp}/e.gif", "--steps", "2147483648"],
+            2,
+            "--steps: '2147483648' is not an int from 1 to 2**31 - 1",
+        ),
         (["bench", "rec/Painted-v0", "--repeats", "-1"], 2, "argument --repeats: '-1' is not a positive int"),
         (["bench", "rec/Painted-v0", "-n", "1,,2"], 2, "--num-envs '1,,2' must be comma-separated positive ints"),
         (["bench", "rec/Painted-v0", "--json", "{tmp}/missing/b.json"], 3, "--json '"),

@@ -230,3 +230,20 @@ def test_use_egl_when_headless_leaves_mujoco_alone_without_an_egl_library(monkey
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)  # no libEGL: egl would break mujoco's import
     use_egl_when_headless()
     assert "MUJOCO_GL" not in os.environ
+
+
+def test_writing_mp4_after_jax_started_warns_nothing(tmp_path):
+    """imageio-ffmpeg forks ffmpeg with a ``preexec_fn``, which runs JAX's and envhub's at-fork warnings (false
+    alarms: the child only execs ffmpeg); ``envhub record --out x.mp4`` printed both."""
+    pytest.importorskip("imageio_ffmpeg", reason="MP4 writing needs imageio-ffmpeg (envhub[video])")
+    import warnings
+
+    from envhub.tools.render import _writer
+
+    jnp.zeros(1).block_until_ready()  # JAX's threads have started: the at-fork hooks would warn
+    frames = [np.full((5, 7, 3), 40 * i, np.uint8) for i in range(3)]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _writer(".mp4")(tmp_path / "a.mp4", frames, 30)
+    assert [f"{w.category.__name__}: {w.message}" for w in seen] == []
+    assert (tmp_path / "a.mp4").stat().st_size > 0

@@ -1,8 +1,10 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import envhub
+from envhub.errors import InvalidArgumentError
 from envhub.testing.toy_envs import Corridor
 from envhub.wrappers import VmapEnvironment
 
@@ -45,3 +47,19 @@ def test_rollout_continues_from_a_start_and_works_batched():
     _, _, second_half = envhub.rollout(env, policy, jax.random.key(2), 5, start=(state, last))
     np.testing.assert_array_equal(second_half.obs[0], first_half.obs[-1])
     assert second_half.obs.shape == (6, 3, 2) and second_half.reward.shape == (5, 3)
+
+
+def test_a_rollout_length_is_an_int_from_1_to_int32_max():
+    """Refused before any work, naming the value: 10**11 was an OverflowError from inside jax (and from
+    ``envhub record --steps 99999999999`` an "internal error")."""
+    env, policy, key = corridor(), lambda k, obs: 1, jax.random.key(0)
+    for bad in (0, -3, True, 2.0, "5"):
+        with pytest.raises(InvalidArgumentError, match=rf"^num_steps={bad!r} for rollout: use an int >= 1\.$"):
+            envhub.rollout(env, policy, key, bad)
+    with pytest.raises(
+        InvalidArgumentError, match=r"num_steps=100000000000 for rollout: use an int from 1 to 2\*\*31 - 1"
+    ):
+        envhub.rollout(env, policy, key, 10**11)
+    with pytest.raises(InvalidArgumentError, match=r"steps=2147483648 for record: use an int from 1 to 2\*\*31 - 1"):
+        envhub.record(env, policy, key, 2**31, "never-written.gif")
+    assert envhub.rollout(env, policy, key, np.int64(3))[2].reward.shape == (3,)  # a NumPy int is an int

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from envhub.cli.common import EXIT_OK, add_env_arguments, check_output, make_env, positive_int, seed
+from envhub.cli.common import EXIT_OK, add_env_arguments, check_output, make_env, positive_int, rollout_steps, seed
 from envhub.cli.progress import Ticker, bar
 
 NAME = "record"
@@ -21,7 +21,7 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     """Add the ``envhub record`` parser to ``sub`` (argparse subparsers)."""
     p = add_env_arguments(sub.add_parser(NAME, help="run a policy and write the episode to a GIF, MP4 or HTML file"))
     p.add_argument("--out", required=True, metavar="PATH", help="episode.gif, episode.mp4 or (brax) episode.html")
-    p.add_argument("--steps", type=positive_int, default=200, help="steps to run (default 200); steps + 1 frames")
+    p.add_argument("--steps", type=rollout_steps, default=200, help="steps to run (default 200); steps + 1 frames")
     p.add_argument("--policy", choices=["random"], default="random", help="the policy (default random)")
     p.add_argument("--index", type=int, default=0, help="which environment of a batch to draw (default 0)")
     p.add_argument("--seed", type=seed, default=0, help="the key's seed (default 0)")

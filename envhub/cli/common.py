@@ -54,6 +54,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def rollout_steps(text: str) -> int:
+    """An argparse ``type``: a rollout's length, an int from 1 to 2**31 - 1 (``envhub.rollout``'s own rule)."""
+    value = positive_int(text)
+    if value > 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an int from 1 to 2**31 - 1")
+    return value
+
+
 def seed(text: str) -> int:
     """An argparse ``type``: a key's seed, an int in [0, 2**63)."""
     try:

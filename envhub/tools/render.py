@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes.util
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +20,9 @@ import jax
 import numpy as np
 
 from envhub.core.arguments import positive_int
-from envhub.errors import InvalidArgumentError, MissingDependencyError, RenderError
+from envhub.errors import ForkAfterJaxWarning, InvalidArgumentError, MissingDependencyError, RenderError
 from envhub.registry.plugin_api import compatible_core_range
-from envhub.tools.rollout import Policy, scan_policy, schedule
+from envhub.tools.rollout import Policy, rollout_length, scan_policy, schedule
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
     from envhub.core.env import Environment
@@ -60,8 +61,8 @@ def record(
     """
     path = Path(path)
     suffix = check_path(path)
-    for name, value in (("steps", steps), ("fps", fps)):
-        positive_int(name, value, where="for record")
+    rollout_length("steps", steps, where="for record")
+    positive_int("fps", fps, where="for record")
     if suffix == ".html":
         if not env.is_jax_native:
             raise RenderError(env.id, "it is a host environment without an HTML viewer", "record to .gif or .mp4")
@@ -191,7 +192,12 @@ def _writer(suffix: str) -> Callable[[Path, list[np.ndarray], int], None]:
 
     def mp4(path: Path, frames: list[np.ndarray], fps: int) -> None:
         even = [np.pad(f, ((0, f.shape[0] % 2), (0, f.shape[1] % 2), (0, 0))) for f in frames]  # yuv420p
-        iio.mimwrite(path, list[Any](even), format="FFMPEG", fps=fps, macro_block_size=1)
+        with warnings.catch_warnings():
+            # imageio-ffmpeg starts ffmpeg with preexec_fn=os.setpgrp, so the fork runs Python's at-fork hooks:
+            # JAX's and envhub's warn of a fork after JAX started, false alarms for a child that only execs.
+            warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
+            warnings.filterwarnings("ignore", category=ForkAfterJaxWarning)
+            iio.mimwrite(path, list[Any](even), format="FFMPEG", fps=fps, macro_block_size=1)
 
     return mp4
 

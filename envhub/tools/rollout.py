@@ -11,9 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from envhub.core.arguments import positive_int
 from envhub.core.exporting import register_types
+from envhub.core.kwargs import STEPS_MAX
 from envhub.core.types import TimeStep
+from envhub.errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # annotations only: env.py calls into this module
     from envhub.core.env import Environment
@@ -112,6 +116,7 @@ def scan_policy(
     Returns the first and the last ``(state, ts)`` and ``keep(state, action, ts)`` of every step,
     stacked along time.
     """
+    num_steps = rollout_length("num_steps", num_steps)
     init_key, step_keys = schedule(key, num_steps)
     first = env.init(init_key) if start is None else start
 
@@ -126,6 +131,23 @@ def scan_policy(
     return first, last, kept
 
 
+def rollout_length(name: str, value: Any, where: str = "for rollout") -> int:
+    """Return ``value`` if it is a rollout's length: an int from 1 to ``STEPS_MAX`` (steps are counted in int32).
+
+    Raises:
+        InvalidArgumentError: names the value, the range and how to run longer.
+    """
+    if isinstance(value, np.integer):  # a NumPy int (from a config array) is an int here
+        value = int(value)
+    positive_int(name, value, where=where)
+    if value > STEPS_MAX:
+        raise InvalidArgumentError(
+            f"{name}={value} {where}: use an int from 1 to 2**31 - 1 (steps are counted in int32, and every step is "
+            "kept in memory: run a long one in parts, each from the last (state, ts))."
+        )
+    return value
+
+
 def schedule(key: jax.Array, num_steps: int) -> tuple[jax.Array, jax.Array]:
     """A rollout's init key and its ``num_steps`` step keys; step ``t`` splits its key into (policy, env)."""
     init_key, run_key = jax.random.split(key)
@@ -137,4 +159,13 @@ def random_policy(env: Environment[Any, Any, Any]) -> Policy:
     return lambda key, obs: env.action_space.sample(key)
 
 
-__all__ = ["Policy", "Trajectory", "Transition", "random_policy", "rollout", "scan_policy", "schedule"]
+__all__ = [
+    "Policy",
+    "Trajectory",
+    "Transition",
+    "random_policy",
+    "rollout",
+    "rollout_length",
+    "scan_policy",
+    "schedule",
+]
