@@ -339,3 +339,41 @@ def test_checked_falls_back_to_a_hard_stop_where_checkify_cannot_go(registry):
     with pytest.raises(ActionError, match=r"^Invalid action for 'toy/Corridor-v0': 3 at index \(2,\) is outside"):
         step(KEY, state, good.at[2].set(3))
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, step(KEY, state, good), reference)))
+
+
+def test_bools_are_not_numbers_eagerly_in_jit_on_the_host_and_in_the_gymnasium_export():
+    """``True`` was silently action 1 of a ``Discrete`` space (1.0 of a float ``Box``): refused like any wrong dtype,
+    at trace time (the dtype is static), on every surface that reuses ``check_action``."""
+    ints = r"dtype bool where integers are needed; the action space is Discrete\(2, dtype=int32\): pass integers, "
+    ints += r"not bools \(e\.g\. int\(action\), or action\.astype\(int\) for an array\)\."
+    for env_id in ("gymnax/CartPole-v1", "gymnasium/CartPole-v1"):
+        with envhub.make(env_id) as env:
+            state, _ = env.init(KEY)
+            for action in (True, np.bool_(True), jnp.bool_(True), jnp.array(False)):
+                shown = str(bool(action))
+                with pytest.raises(ActionError, match=rf"^Invalid action for '{env_id}': {shown} has {ints}"):
+                    env.step(KEY, state, action)
+                with pytest.raises(ActionError, match=rf"^Invalid action for '{env_id}': {ints}"):  # a tracer's value
+                    jax.jit(env.step)(KEY, state, action)  # is unknown: the dtype is enough
+                with pytest.raises(ActionError, match=rf"^Invalid action for '{env_id}': {ints}"):
+                    envhub.checked(env.step)(KEY, state, action)
+            assert env.step(KEY, state, np.int64(1))[1].obs.shape == (4,)  # the refusals left the state usable
+    gym = envhub.interop.to_gymnasium(envhub.make("gymnax/CartPole-v1"))
+    gym.reset(seed=0)
+    for action in (True, np.bool_(False)):
+        with pytest.raises(ActionError, match=rf"^Invalid action for 'gymnax/CartPole-v1': {action} has {ints}"):
+            gym.step(action)
+    assert gym.step(1)[0].shape == (4,)
+    batched = envhub.make("gymnax/CartPole-v1", num_envs=2)
+    with pytest.raises(ActionError, match=r"dtype bool where integers are needed; .*Discrete\(2, shape=\(2,\)"):
+        batched.step(KEY, batched.init(KEY)[0], np.array([True, False]))
+    floats = r"True has dtype bool where floats are needed; .*pass floats, not bools \(e\.g\. float\(action\), or"
+    space = spaces.Box(-1.0, 1.0, ())
+    for on_host in (False, True):
+        with pytest.raises(ActionError, match=rf"^Invalid action for 'x/Y': {floats}"):
+            action_check.check_action("x/Y", space, True, on_host=on_host)
+    assert action_check.check_action("x/Y", space, 1).dtype == np.float32  # ints still pass for floats
+    with pytest.raises(ActionError, match=r"at action\['agent_1'\]: True has dtype bool where integers are needed"):
+        action_check.host_action_checker("x/Y", spaces.Tree({"agent_0": space, "agent_1": spaces.Discrete(3)}))(
+            {"agent_0": 0.5, "agent_1": True}, True
+        )

@@ -156,6 +156,31 @@ def test_eager_and_jitted_steps_raise_stale_state():
     env.close()
 
 
+@pytest.mark.requires_plugin("gymnax")
+def test_a_state_of_the_wrong_kind_is_the_invalid_argument_error_a_jax_env_raises():
+    """None, another env's JaxState or the (state, ts) pair: the class ``step`` of a JAX env raises, eager and in jit."""
+    import envhub
+
+    env, cartpole = Walk(), envhub.make("gymnax/CartPole-v1")
+    state, ts = env.init(KEY)
+    jax_state = cartpole.init(KEY)[0]
+    for bad, got, fix in [
+        (None, "NoneType", "pass the state returned by the previous call"),
+        (jax_state, "JaxState", "pass the state returned by the previous call"),
+        ((state, ts), r"a \(state, ts\) pair", "pass its first item"),
+    ]:
+        match = rf"^'test/Walk' needs the HostState returned by init/reset/step, got {got}; {fix}\."
+        for call in (env.step, jax.jit(env.step)):
+            with pytest.raises(InvalidArgumentError, match=match):
+                call(KEY, bad, 1)
+        with pytest.raises(InvalidArgumentError, match=match):
+            env.reset(KEY, bad)
+    with pytest.raises(InvalidArgumentError, match=r"takes one of its own states \(a JaxState\), not a value of type"):
+        cartpole.step(KEY, None, 1)  # the JAX env: the same class
+    assert int(env.step(KEY, state, 1)[0].version) == 1  # the refusals left the state usable
+    env.close()
+
+
 def test_backend_exception_names_env_and_original_error():
     env = Walk()
     state, _ = env.init(KEY)

@@ -79,6 +79,41 @@ def test_envs_it_cannot_export_are_refused_naming_the_fix():
     assert len(exported.step(KEY, exported.reset(KEY, params)[1], 1, params)) == 5
 
 
+EXPORTS = [
+    ("envhub.interop", "to_gymnasium"),
+    ("envhub.interop", "to_gymnasium_vector"),
+    ("envhub.interop", "to_pettingzoo_parallel"),
+    ("envhub.interop", "to_pettingzoo_aec"),
+    ("envhub.interop", "to_jaxmarl"),
+    ("envhub.interop.sb3", "to_sb3_vec_env"),  # stable-baselines3 and torchrl: where installed
+    ("envhub.interop", "to_torchrl"),
+]
+
+
+@pytest.mark.parametrize(("module", "export"), EXPORTS, ids=[e for _, e in EXPORTS])
+def test_every_export_refuses_what_is_not_an_envhub_env_naming_it_and_the_fix(module, export):
+    """An id, a number or a gymnax env given to an export: the ``InvalidArgumentError`` of ``to_gymnax``, not an
+    ``AttributeError`` from deep inside."""
+    import importlib
+
+    import gymnax
+
+    if export == "to_sb3_vec_env":
+        pytest.importorskip("stable_baselines3")
+    if export == "to_torchrl":
+        pytest.importorskip("torchrl")
+    to = getattr(importlib.import_module(module), export)
+    rows: list[tuple[Any, str]] = [
+        ("gymnax/CartPole-v1", rf"^{export} takes an envhub Environment, not a str \('gymnax/CartPole-v1'\); make it first: {export}\(envhub.make\('gymnax/CartPole-v1'\)\)\.$"),
+        (42, rf"^{export} takes an envhub Environment, not a int \(42\); give an envhub env, e.g. {export}\(envhub.make\("),
+        (None, rf"^{export} takes an envhub Environment, not a NoneType \(None\)"),
+        (gymnax.make("CartPole-v1")[0], rf"not a CartPole .*wrap it first: {export}\(envhub.interop.from_gymnax\(env\)\)"),
+    ]  # fmt: skip
+    for env, match in rows:
+        with pytest.raises(InvalidArgumentError, match=match):
+            to(env)
+
+
 def bad_params(params: Any) -> list[tuple[str, Any, str]]:
     """(case, params given to reset and step, message fragment); ``params`` is the export's default."""
     import gymnax

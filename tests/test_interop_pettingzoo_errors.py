@@ -22,6 +22,8 @@ BAD_PARALLEL = [
     ),
     ({**GOOD, "agent_1": 1.7}, r"at action\['agent_1'\]: 1.7 has dtype float32 where integers are needed"),
     ({**GOOD, "agent_0": np.float64(2.0)}, r"at action\['agent_0'\]: 2.0 has dtype float32 where integers are needed"),
+    ({**GOOD, "agent_1": True}, r"at action\['agent_1'\]: True has dtype bool where integers are needed; .*not bools"),
+    ({**GOOD, "agent_0": np.bool_(False)}, r"at action\['agent_0'\]: False has dtype bool where integers are needed"),
     ({**GOOD, "agent_2": None}, r"at action\['agent_2'\]: None is not an array; the action space is Discrete\(5"),
     ({**GOOD, "agent_0": "x"}, r"at action\['agent_0'\]: 'x' is not an array"),
     ({**GOOD, "agent_1": [0, 1]}, r"at action\['agent_1'\]: shape \(2,\) where \(\) is needed"),
@@ -89,6 +91,7 @@ def test_aec_export_refuses_bad_actions_and_follows_pettingzoo_lifecycle():
             getattr(aec, method)("zz")
     for bad, message in [
         (1.7, r"1.7 has dtype float32 where integers are needed"),
+        (True, r"True has dtype bool where integers are needed; .*pass integers, not bools \(e\.g\. int\(action\)"),
         (None, r"None is not an array"),
         ("x", r"'x' is not an array"),
         ([0, 1], r"shape \(2,\) where \(\) is needed"),

@@ -238,6 +238,39 @@ def test_declared_bounds_are_checked_before_the_factory(registry):
     assert built[-1] == {"size": 2, "ratio": 1.0, "dim": 2, "steps": None} and len(built) == 2
 
 
+def test_nan_is_refused_for_every_kwarg_and_inf_passes_where_no_bound_excludes_it(registry):
+    """NaN is no value for any kwarg, declared or not (nor inside a tuple, list or dict): refused before the factory
+    runs; inf stays a value (an open range such as ``(0.2, inf)``) unless declared ``bounds`` exclude it."""
+    import jax.numpy as jnp
+
+    built = []
+    factory = lambda **kw: built.append(kw) or Corridor()  # noqa: E731
+    declared = {"wind": Kwarg(float, 0.1), "ranges": Kwarg(Any, None), OTHERS: Kwarg(doc="to the backend")}
+    registry.register_backend(
+        "nan", _plugin(**{"Declared-v0": (factory, {"kwargs": declared}), "Open-v0": (factory, {})})
+    )
+    for made, env_id in enumerate(("nan/Declared-v0", "nan/Open-v0")):
+        head = rf"^make\('{env_id}', \.\.\.\): "
+        tail = rf", which no keyword argument takes; give a number \(`envhub info {env_id}` lists each keyword argument\)\.$"
+        for kwargs, shown in [
+            ({"wind": float("nan")}, r"wind=nan is NaN"),
+            ({"wind": np.float32("nan")}, r"wind=np.float32\(nan\) is NaN"),
+            ({"wind": jnp.float32(jnp.nan)}, r"wind=Array\(nan, dtype=float32\) is NaN"),
+            ({"other": complex("nan")}, r"other=\(nan\+0j\) is NaN"),
+            ({"ranges": (0.2, float("nan"))}, r"ranges=\(0.2, nan\) holds a NaN"),
+            ({"ranges": {"z": [0.2, float("nan")]}}, r"ranges=\{'z': \[0.2, nan\]\} holds a NaN"),
+        ]:
+            with pytest.raises(InvalidArgumentError, match=head + shown + tail):
+                registry.make(env_id, **kwargs)
+        assert len(built) == made  # refused before the factory ran
+        registry.make(
+            env_id, wind=float("inf"), ranges=(0.2, float("-inf")), other=np.float64("inf"), grid=np.full(2, np.nan)
+        )
+        assert built[-1]["wind"] == float("inf")  # inf passes, and arrays are the backend's to judge
+    with pytest.raises(envhub.EnvKwargsError, match=r"wind='nan' \(str\) is not float"):  # the type rule first
+        registry.make("nan/Declared-v0", wind="nan")
+
+
 class _Windy(Corridor):
     """A corridor with a parameter: ``params['wind']`` must lie in [0, 1]."""
 
@@ -336,6 +369,8 @@ def test_gymnax_kwargs():
     _refused("gymnax/CartPole-v1", r"max_steps_in_episode='x' \(str\) is not int \| None", max_steps_in_episode="x")
     env = envhub.make("gymnax/CartPole-v1", gravity=10, max_steps_in_episode=7)
     assert env.params.gravity == 10.0 and env.metadata["time_limit"] == 7
+    with pytest.raises(InvalidArgumentError, match=r"^make\('gymnax/CartPole-v1', \.\.\.\): gravity=nan is NaN, "):
+        envhub.make("gymnax/CartPole-v1", gravity=float("nan"))  # was accepted: every step's obs came out NaN
     assert envhub.make("gymnax/Catch-bsuite", rows=8, max_episode_steps=9).metadata["time_limit"] == 9
 
 

@@ -36,7 +36,8 @@ def check_action(env_id: str, space: spaces.Space, action: Any, *, on_host: bool
 
     Raises:
         ActionError: wrong pytree structure (naming missing and unknown keys), wrong shape, floats for an integer
-            space, or not numbers; for a leaf of a ``Tree``, the message names its path (e.g. ``['agent_0']``).
+            space, bools for an integer or float space, or not numbers; for a leaf of a ``Tree``, the message names
+            its path (e.g. ``['agent_0']``).
     """
     if not isinstance(space, spaces.Tree):
         return _checked_leaf(env_id, space, action, on_host)
@@ -63,14 +64,21 @@ def _checked_leaf(env_id: str, space: spaces.Space, action: Any, on_host: bool, 
         raise ActionError(env_id, f"{_at(where)}{action!r} is not an array", space)
     if array.shape != space.shape:
         raise ActionError(env_id, f"{_at(where)}shape {array.shape} where {space.shape} is needed", space)
-    want = "integers" if space.dtype.kind in "iu" and kind not in "iub" else None
-    if space.dtype.kind == "f" and kind not in "fiub":
+    want = "integers" if space.dtype.kind in "iu" and kind not in "iu" else None
+    if space.dtype.kind == "f" and kind not in "fiu":
         want = "floats"
-    if want is not None:
+    if want is not None:  # a bool is not a number here: True would silently be action 1 (or 1.0)
         dtype = np.dtype(jax.dtypes.canonicalize_dtype(array.dtype)).name  # as jax holds it, on the host too
-        scalar = action.item() if isinstance(action, (np.ndarray, np.generic)) and action.size == 1 else action
+        concrete = isinstance(action, (np.ndarray, np.generic, jax.Array)) and not isinstance(action, jax.core.Tracer)
+        scalar = action.item() if concrete and action.size == 1 else action
         value = f"{scalar!r} has " if isinstance(scalar, (bool, int, float, complex)) else ""
-        raise ActionError(env_id, f"{_at(where)}{value}dtype {dtype} where {want} are needed", space)
+        cast = "int" if want == "integers" else "float"
+        fix = (
+            f"pass {want}, not bools (e.g. {cast}(action), or action.astype({cast}) for an array)"
+            if kind == "b"
+            else ""
+        )
+        raise ActionError(env_id, f"{_at(where)}{value}dtype {dtype} where {want} are needed", space, fix=fix)
     return array if on_host or array.dtype == space.dtype else array.astype(space.dtype)
 
 

@@ -9,6 +9,8 @@ Types are Python types or typing annotations: ``int`` (not bool), ``float`` (int
 ``str``, ``X | None``, ``Literal["a", "b"]``, ``tuple[float, ...]``, ``Sequence[str]``, ``dict[str, float]``,
 ``Callable``, a class (``isinstance``; an ``Enum`` also takes its values) or ``Any`` (any value, the name is
 still checked). NumPy/JAX scalars pass as numbers. A construct not understood here never refuses.
+NaN is refused for every kwarg, declared or not (also inside a tuple, list or dict); inf passes unless
+``bounds`` exclude it (e.g. a range ``(0.2, inf)`` is a value): ``registry.kwargs_check.holds_nan``.
 """
 
 from __future__ import annotations

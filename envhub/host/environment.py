@@ -24,7 +24,7 @@ from envhub import spaces
 from envhub.core.env import Environment, checks_values_on_host
 from envhub.core.spaces_of_one import SpacesOfOne
 from envhub.core.types import HostState, HostStep, TimeStep
-from envhub.errors import EnvhubError, RenderError
+from envhub.errors import EnvhubError, InvalidArgumentError, RenderError
 from envhub.host.bridge import HostBridge
 
 
@@ -147,11 +147,12 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
 
 
 def _check_state(env: HostEnvironment, state: Any) -> HostState:
+    """``state`` if it is a ``HostState``; else ``InvalidArgumentError``, the class a JAX env raises for a wrong state."""
     if not isinstance(state, HostState):
-        raise TypeError(
-            f"{env.id!r} needs the HostState returned by init/reset/step, got {type(state).__name__}; "
-            f"pass the state returned by the previous call."
-        )
+        pair = isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], HostState)
+        got = "a (state, ts) pair" if pair else type(state).__name__
+        fix = "pass its first item" if pair else "pass the state returned by the previous call"
+        raise InvalidArgumentError(f"{env.id!r} needs the HostState returned by init/reset/step, got {got}; {fix}.")
     return state
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envhub.core.arguments import single_agent_only
+from envhub.core.arguments import an_environment, single_agent_only
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.interop.compiled import drawn_modes
@@ -27,6 +27,7 @@ def to_gymnasium(env: Environment[Any, Any, Any], seed: int = 0, render_mode: st
     At an episode end, ``step`` returns the observation reached (envhub's ``final_obs``). Outputs
     are writable NumPy arrays; it pickles when ``env`` does (made by ``envhub.make``).
     """
+    an_environment("to_gymnasium", env)
     if env.num_envs is not None:
         raise InvalidArgumentError(
             f"to_gymnasium needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: use to_gymnasium_vector."
@@ -44,6 +45,7 @@ def to_gymnasium_vector(env: Environment[Any, Any, Any], seed: int = 0, autorese
     (gymnasium's default), ``SAME_STEP`` (envhub's own: ``info["final_obs"]``) or ``DISABLED``
     (``reset(options={"reset_mask": mask})``); see ``envhub.interop.gym_vector``.
     """
+    an_environment("to_gymnasium_vector", env)
     if env.num_envs is None:
         raise InvalidArgumentError(f"to_gymnasium_vector needs a batched env; make {env.id!r} with num_envs=N.")
     single_agent_only("to_gymnasium_vector", env, "gymnasium's VectorEnv is single-agent")
@@ -58,9 +60,10 @@ def to_pettingzoo_parallel(env: Environment[Any, Any, Any], seed: int = 0, rende
     ``render_mode="rgb_array"``: ``render()`` returns the env's frame of its current state.
 
     Raises:
-        InvalidArgumentError: ``env`` is batched, single-agent, or turn-based (one observation for the player to
+        InvalidArgumentError: ``env`` is not an envhub env, is batched, single-agent, or turn-based (one observation for the player to
             move); ``render_mode`` is not one ``env`` draws.
     """
+    an_environment("to_pettingzoo_parallel", env)
     if env.num_envs is not None:
         raise InvalidArgumentError(
             f"to_pettingzoo_parallel needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs."
@@ -83,9 +86,10 @@ def to_pettingzoo_aec(env: Environment[Any, Any, Any], seed: int = 0, render_mod
     ``render_mode="rgb_array"``: ``render()`` returns the env's frame of its current state.
 
     Raises:
-        InvalidArgumentError: ``env`` is batched, single-agent, or not turn-based; ``render_mode`` is not one
+        InvalidArgumentError: ``env`` is not an envhub env, is batched, single-agent, or not turn-based; ``render_mode`` is not one
             ``env`` draws.
     """
+    an_environment("to_pettingzoo_aec", env)
     if env.num_envs is not None:
         raise InvalidArgumentError(
             f"to_pettingzoo_aec needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs."

@@ -51,10 +51,9 @@ class EnvhubEnv(gymnasium.Env):  # type: ignore[type-arg]
         if self._host is not None:
             return self._host.step(action)
         assert self._runner is not None
-        if self._action_dtype is not None and np.can_cast(np.asarray(action).dtype, self._action_dtype, "same_kind"):
-            action = np.asarray(
-                action, self._action_dtype
-            )  # float64 from a policy; 1.7 for a Discrete is refused below
+        given = np.asarray(action).dtype if self._action_dtype is not None else None  # None: a Tree space
+        if given is not None and given.kind != "b" and np.can_cast(given, self._action_dtype, "same_kind"):
+            action = np.asarray(action, self._action_dtype)  # float64 from a policy; 1.7 or True is refused below
         ts = self._runner.step(action)
         obs = ts.obs if ts.final_obs is None else ts.final_obs
         return obs, float(ts.reward), bool(ts.terminated), bool(ts.truncated), ts.info

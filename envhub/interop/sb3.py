@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.core.arguments import single_agent_only
+from envhub.core.arguments import an_environment, single_agent_only
 from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError, MissingDependencyError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
@@ -95,6 +95,7 @@ class EnvhubVecEnv(VecEnv):  # type: ignore[misc,unused-ignore]
 
 def to_sb3_vec_env(env: Environment[Any, Any, Any], seed: int = 0) -> EnvhubVecEnv:
     """Expose a batched envhub env (``num_envs=N``) as an SB3 ``VecEnv``: one compiled call steps all N."""
+    an_environment("to_sb3_vec_env", env)
     if env.num_envs is None:
         raise InvalidArgumentError(f"to_sb3_vec_env needs a batched env; make {env.id!r} with num_envs=N.")
     single_agent_only("to_sb3_vec_env", env, "Stable-Baselines3 trains one agent")

@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from envhub import spaces
-from envhub.core.arguments import single_agent_only
+from envhub.core.arguments import an_environment, single_agent_only
 from envhub.core.env import Environment
 from envhub.errors import ActionError, ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
 from envhub.interop.compiled import Runner, seed_key
@@ -282,9 +282,10 @@ def to_torchrl(
     stream until ``set_seed``.
 
     Raises:
-        InvalidArgumentError: ``env`` is multi-agent, or a space has no TorchRL spec.
+        InvalidArgumentError: ``env`` is not an envhub env, is multi-agent, or a space has no TorchRL spec.
         ClosedEnvironmentError: ``env`` is closed.
     """
+    an_environment("to_torchrl", env)
     if env.closed:
         raise ClosedEnvironmentError(env.id, "to_torchrl")
     single_agent_only(

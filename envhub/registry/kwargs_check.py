@@ -44,11 +44,10 @@ def accepted(spec: EnvSpec, origin: str = "") -> dict[str, Kwarg] | None:
 
 def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
     """Raise for the first kwarg ``spec`` does not accept: ``EnvKwargsError`` if unknown, refused or of the wrong
-    type, ``InvalidArgumentError`` if a number outside its declared ``bounds``."""
+    type, ``InvalidArgumentError`` if a number outside its declared ``bounds``, or NaN (``holds_nan``: every kwarg,
+    declared or not; inf passes unless ``bounds`` exclude it, as a range such as ``(0.2, inf)`` is a fair value)."""
     table = accepted(spec, origin) if kwargs else None
-    if table is None:
-        return
-    for name, value in kwargs.items():
+    for name, value in kwargs.items() if table is not None else ():
         decl = table.get(name) or (None if OTHERS in table else ENVHUB_OWNED.get(name))
         if decl is None:
             if OTHERS in table:
@@ -77,6 +76,27 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
             continue
         fix = f"{spec.id} accepts {listing(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
         raise EnvKwargsError(spec.id, problem, fix, name)
+    for name, value in kwargs.items():  # after the declared rules: a declared range names the values it takes
+        if holds_nan(value):
+            what = "holds a NaN" if isinstance(value, (tuple, list, Mapping)) else "is NaN"
+            raise InvalidArgumentError(
+                f"make({spec.id!r}, ...): {name}={short_repr(value)} {what}, which no keyword argument takes; "
+                f"give a number (`envhub info {spec.id}` lists each keyword argument)."
+            )
 
 
-__all__ = ["accepted", "check"]
+def holds_nan(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is a NaN number (Python, NumPy or JAX scalar) or a tuple, list or dict holding one
+    (two levels deep); arrays and other objects pass: what NaN means inside them is the backend's."""
+    if isinstance(value, (tuple, list)) or isinstance(value, Mapping):
+        items = value.values() if isinstance(value, Mapping) else value
+        return depth < 2 and any(holds_nan(v, depth + 1) for v in items)
+    if not isinstance(value, (float, complex)) and getattr(getattr(value, "dtype", None), "kind", "") not in ("f", "c"):
+        return False
+    try:
+        return getattr(value, "shape", ()) == () and bool(value != value)  # NaN is the one value unequal to itself
+    except Exception:  # noqa: BLE001 - e.g. a traced scalar: not ours to judge
+        return False
+
+
+__all__ = ["accepted", "check", "holds_nan"]
