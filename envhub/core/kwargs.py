@@ -35,6 +35,12 @@ OTHERS = "**"
 REQUIRED: Any = inspect.Parameter.empty
 
 
+class Above(float):
+    """A low end of ``Kwarg.bounds`` that the value must exceed, not equal (a time step, a scale)."""
+
+    __slots__ = ()
+
+
 @dataclasses.dataclass(frozen=True)
 class Kwarg:
     """One keyword argument an environment accepts.
@@ -47,6 +53,7 @@ class Kwarg:
         refused: Non-empty for a name the environment knowingly refuses: why, and what to do instead.
         bounds: For a number, ``(low, high)`` it must lie in, both included (``None``: open on that side); a
             value outside is an ``InvalidArgumentError`` before the factory runs (None and non-numbers pass).
+            ``Kwarg.above(low)`` as the low end excludes it: ``(Kwarg.above(0.0), None)`` is ``> 0.0``.
     """
 
     type: Any = Any
@@ -55,6 +62,9 @@ class Kwarg:
     alias_of: str = ""
     refused: str = ""
     bounds: tuple[float | None, float | None] | None = None
+
+    # Not a field (no annotation): plugins reach it through the Kwarg they import, ``envhub.Kwarg.above(0.0)``.
+    above = Above
 
 
 #: ``make``'s own keyword arguments (never passed to the backend), for listings.
@@ -84,8 +94,8 @@ def time_limit_kwargs(default: int | None, native: str = "", doc: str = "") -> d
 
 
 def within(value: Any, bounds: tuple[float | None, float | None] | None) -> bool:
-    """Whether ``value`` lies in ``bounds`` (both ends included); None, non-numbers and arrays pass (types are checked
-    elsewhere), NaN does not."""
+    """Whether ``value`` lies in ``bounds`` (both ends included, a low ``Above`` excluded); None, non-numbers and arrays
+    pass (types are checked elsewhere), NaN does not."""
     if bounds is None or value is None or isinstance(value, bool):
         return True
     number = value  # a Python int compares exactly, however large
@@ -97,12 +107,15 @@ def within(value: Any, bounds: tuple[float | None, float | None] | None) -> bool
         except (TypeError, ValueError, OverflowError):
             return True
     low, high = bounds
-    return (low is None or number >= low) and (high is None or number <= high)
+    above_low = low is None or (number > low if isinstance(low, Above) else number >= low)
+    return above_low and (high is None or number <= high)
 
 
 def bounds_rule(bounds: tuple[float | None, float | None]) -> str:
-    """``bounds`` in words: ``>= 1``, ``<= 0.5``, ``from 0.0 to 1.0``, ``2`` (the one value)."""
+    """``bounds`` in words: ``>= 1``, ``<= 0.5``, ``from 0.0 to 1.0``, ``2`` (the one value), ``> 0.0``."""
     low, high = bounds
+    if isinstance(low, Above):
+        return f"> {low!r}" + ("" if high is None else f" and <= {high!r}")
     if low is not None and low == high:
         return f"{low!r}"
     if low is not None and high is not None:
@@ -275,6 +288,7 @@ __all__ = [
     "OTHERS",
     "REQUIRED",
     "TIME_LIMIT_KWARG",
+    "Above",
     "Kwarg",
     "bounds_rule",
     "describe",

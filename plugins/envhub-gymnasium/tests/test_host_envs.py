@@ -76,6 +76,21 @@ def test_lunar_lander_renders_and_records(tmp_path):
     assert iio.imread(tmp_path / "lander.gif", index=None).shape == (5, 400, 600, 3)  # it falls every step
 
 
+@needs_box2d
+def test_box2d_envs_make_init_and_step_without_warnings():
+    """Box2D's SWIG extension warns, as it is imported, that its types have no __module__ (a DeprecationWarning,
+    shown under -W default): the plugin drops those. In a fresh interpreter, where Box2D is not yet imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, envhub; e = envhub.make('gymnasium/LunarLander-v3'); s, _ = e.init(jax.random.key(0)); "
+        "e.step(jax.random.key(1), s, 0)"
+    )
+    run = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
 @needs_mujoco
 def test_mujoco_renders_off_screen():
     with envhub.make("gymnasium/Hopper-v5", num_envs=2, width=64, height=48) as env:

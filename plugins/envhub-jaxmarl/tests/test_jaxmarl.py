@@ -4,6 +4,8 @@ tests per family of how episode ends split into terminated and truncated."""
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 import jaxmarl
@@ -243,6 +245,34 @@ def test_kwargs_reach_jaxmarl_and_max_steps_is_refused_with_the_name_to_use():
         envhub.wrappers.NormalizeReward(env)
 
 
+def test_mpe_time_step_must_be_positive():
+    """jaxmarl takes dt=0 (the agents never move) and a negative dt (the physics runs backwards) without an error."""
+    for bad in (0, 0.0, -0.1):
+        with pytest.raises(InvalidArgumentError, match=rf"dt={bad} is out of range: it must be > 0.0; give a value"):
+            envhub.make("jaxmarl/MPE_simple_spread_v3", dt=bad)
+    assert envhub.make("jaxmarl/MPE_simple_spread_v3", dt=0.05).unwrapped
+
+
+def test_what_the_env_sets_itself_is_not_listed_and_is_refused_by_name(capsys):
+    """MPE_simple_spread_v3 passes dim_c (and agents, colour, ...) to jaxmarl's SimpleMPE itself: `envhub info` lists
+    them no more, and make refuses them before jaxmarl's 'multiple values' TypeError."""
+    from envhub.cli import main
+
+    assert main(["info", "jaxmarl/MPE_simple_spread_v3", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["kwargs"]
+    assert "dt" in listed and "dim_c" not in listed and "colour" not in listed and "agents" not in listed
+    with pytest.raises(envhub.EnvKwargsError, match=r"dim_c=3 is refused: jaxmarl/MPE_simple_spread_v3 sets dim_c it"):
+        envhub.make("jaxmarl/MPE_simple_spread_v3", dim_c=3)
+    assert envhub.make("jaxmarl/MPE_simple_v3", dim_c=3).unwrapped  # SimpleMPE's own: it takes it
+    # The facmac 3a/6a/9a ids are made by a function of no arguments; SMAX spells its action type in lower case, and
+    # the plugin maps its discrete actions only.
+    with pytest.raises(envhub.EnvKwargsError, match=r"unknown keyword argument dt=0.1; .* accepts max_episode_steps"):
+        envhub.make("jaxmarl/MPE_simple_facmac_3a_v1", dt=0.1)
+    assert envhub.make("jaxmarl/SMAX", action_type="discrete").unwrapped
+    with pytest.raises(envhub.EnvKwargsError, match=r"action_type='continuous' \(str\) is not 'discrete'"):
+        envhub.make("jaxmarl/SMAX", action_type="continuous")
+
+
 def test_no_agents_is_refused_at_make():
     """jaxmarl takes num_agents=0 and fails at init (MPE: ZeroDivisionError), -1 inside its make."""
     for bad in (0, -1):
@@ -251,7 +281,9 @@ def test_no_agents_is_refused_at_make():
     with pytest.raises(InvalidArgumentError, match=r"'jaxmarl/MPE_simple_tag_v3' made with .* has no agents"):
         envhub.make("jaxmarl/MPE_simple_tag_v3", num_good_agents=0, num_adversaries=0)
     for bad in (1, 6):  # Hanabi is played by 2 to 5 (jaxmarl asserts it)
-        with pytest.raises(InvalidArgumentError, match=rf"num_agents={bad} for 'jaxmarl/hanabi': hanabi is played by 2 to 5"):
+        with pytest.raises(
+            InvalidArgumentError, match=rf"num_agents={bad} for 'jaxmarl/hanabi': hanabi is played by 2 to 5"
+        ):
             envhub.make("jaxmarl/hanabi", num_agents=bad)
 
 

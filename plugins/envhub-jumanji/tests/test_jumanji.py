@@ -211,6 +211,31 @@ def test_search_and_rescue_rewards_scale_with_the_limit_envhub_truncates_at():
     assert bool(ts.truncated[-1]) or bool(ts.terminated[-1])
 
 
+@pytest.mark.parametrize(
+    "env_name, kwargs, rule",
+    [
+        ("Snake-v1", {"num_rows": 1}, "from 2 to 2048"),  # 1x1: the fruit on the head, every action masked
+        ("Snake-v1", {"num_cols": 0}, "from 2 to 2048"),
+        ("Snake-v1", {"num_rows": 10**9}, "from 2 to 2048"),  # refused before jumanji allocates the board
+        ("Game2048-v1", {"board_size": 1}, "from 2 to 2048"),  # full at reset, every action masked
+        ("Game2048-v1", {"board_size": 2049}, "from 2 to 2048"),
+        ("Tetris-v0", {"num_cols": 10**6}, "from 2 to 2048"),
+    ],
+)
+def test_board_sizes_have_a_floor_and_a_cap(env_name, kwargs, rule):
+    ((name, value),) = kwargs.items()
+    with pytest.raises(InvalidArgumentError, match=rf"{name}={value} is out of range: it must be {rule}"):
+        envhub.make(f"jumanji/{env_name}", **kwargs)
+
+
+def test_the_smallest_snake_board_runs():
+    env = envhub.make("jumanji/Snake-v1", num_rows=2, num_cols=2)
+    state, step = env.init(jax.random.key(0))
+    assert step.obs.grid.shape == (2, 2, 5) and bool(step.obs.action_mask.any())
+    state, step = env.step(jax.random.key(1), state, int(jnp.argmax(step.obs.action_mask)))
+    assert step.reward.shape == ()
+
+
 def test_kwargs_reach_jumanji():
     snake = envhub.make("jumanji/Snake-v1", num_rows=6, num_cols=7, num_envs=2)
     assert snake.observation_space.spaces.grid.shape == (2, 6, 7, 5)

@@ -221,6 +221,13 @@ def test_bad_arguments_say_what_to_do(env_name, kwargs, match):
         envhub.make(f"xminigrid/{env_name}", **kwargs)
 
 
+@pytest.mark.parametrize("kwargs", [{"height": 10**9}, {"width": 2049}, {"view_size": 10**6}])
+def test_grid_sizes_are_capped_before_xminigrid_allocates(kwargs):
+    ((name, value),) = kwargs.items()
+    with pytest.raises(InvalidArgumentError, match=rf"{name}={value} is out of range: it must be from \d+ to 2048"):
+        envhub.make("xminigrid/MiniGrid-Empty-8x8", **kwargs)
+
+
 def test_a_ruleset_object_is_accepted():
     bench = _tiny_benchmark()
     ruleset = RuleSet(goal=bench.goals[0], rules=bench.rules[0], init_tiles=bench.init_tiles[0])

@@ -10,7 +10,6 @@ from typing import Any
 import gymnasium
 import jax
 import numpy as np
-from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode
 
 from envhub.plugin import (
@@ -25,6 +24,7 @@ from envhub.plugin import (
     to_gymnasium_action,
 )
 from envhub_gymnasium import same_step
+from envhub_gymnasium.quiet import load_env_creator
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
 _DROPPED_INFO = ("final_obs", "final_info")

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import gymnasium
-from gymnasium.envs.registration import load_env_creator
 
 from envhub.plugin import OTHERS, Kwarg, from_signature, infer_type, time_limit_kwargs
+from envhub_gymnasium.quiet import load_env_creator
 
 VECTORIZATION_MODES = ("sync", "async", "vector_entry_point")
 

@@ -80,8 +80,10 @@ def make_jaxmarl_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, A
 
 
 # Ranges jaxmarl does not check (outside them: an IndexError, a negative shape or a shape mismatch inside jaxmarl, at
-# make or at the first step). MPE's physics is 2-D; local_ratio weighs local against global reward.
+# make or at the first step). MPE's physics is 2-D; local_ratio weighs local against global reward; a time step of 0
+# or less freezes or reverses the physics without an error.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "dt": (envhub.Kwarg.above(0.0), None),
     **dict.fromkeys(("num_landmarks", "num_good_agents", "num_adversaries", "num_obs", "dim_c"), (0, None)),
     "dim_p": (2, 2),
     "local_ratio": (0.0, 1.0),
@@ -89,17 +91,49 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     **dict.fromkeys(("num_inner_steps", "num_outer_steps"), (1, None)),
 }
 
+# jaxmarl builds these with a function of no arguments (SimpleFacmacMPE3a() ...): a kwarg is its TypeError.
+NO_KWARGS = {"MPE_simple_facmac_3a_v1", "MPE_simple_facmac_6a_v1", "MPE_simple_facmac_9a_v1"}
+
 
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """What ``make("jaxmarl/<name>", ...)`` takes: the env class's constructor arguments and envhub's."""
     from envhub_jaxmarl.environment import default_time_limit, env_classes
 
     table: dict[str, envhub.Kwarg] = {}
-    for cls in env_classes(name):
+    for cls in env_classes(name) if name not in NO_KWARGS else ():
         table = {**envhub.plugin.from_signature(cls)[0], **table}
     table.pop("max_steps", None)  # jaxmarl's counts one step less on MPE and SMAX: max_episode_steps sets it
+    for kwarg in set_by_the_env(env_classes(name)[0]) & set(table):
+        why = f"jaxmarl/{name} sets {kwarg} itself (passing it is jaxmarl's 'multiple values' TypeError): leave it out"
+        table[kwarg] = envhub.Kwarg(refused=why)
     for kwarg in set(BOUNDS) & set(table):
         table[kwarg] = dataclasses.replace(table[kwarg], bounds=BOUNDS[kwarg])
-    if "action_type" in table:  # MPE: anything else is jaxmarl's NotImplementedError
-        table["action_type"] = dataclasses.replace(table["action_type"], type=Literal["Discrete", "Continuous"])
+    if "action_type" in table:  # MPE: anything else is jaxmarl's NotImplementedError; SMAX: the plugin maps the
+        # discrete actions only (its "continuous" ones end in an AttributeError in the plugin's action masks)
+        kinds = Literal["Discrete", "Continuous"] if FAMILIES[name] == "mpe" else Literal["discrete"]
+        table["action_type"] = dataclasses.replace(table["action_type"], type=kinds)
     return {**table, **envhub.plugin.jax_kwargs(default_time_limit(name, FAMILIES[name]))}
+
+
+def set_by_the_env(cls: type) -> set[str]:
+    """The base-class arguments ``cls`` (or a class between it and the base) passes itself, by keyword, to its base's
+    ``__init__``: ``from_signature`` lists them (e.g. MPE's ``dim_c``, ``agents``, ``colour``), but they cannot be
+    given (read from the source: jaxmarl declares them nowhere else)."""
+    import ast
+    import inspect
+    import textwrap
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        own = set(inspect.signature(init).parameters)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+                names |= {k.arg for k in node.keywords if k.arg and k.arg not in own}
+    return names

@@ -24,7 +24,15 @@ UNAVAILABLE = {
 
 # Sizes and counts of jumanji's constructors (an int each): 0 or less ends in an IndexError or a negative
 # shape inside jumanji, so make refuses them with the range (jumanji's own checks, e.g. Tetris's >= 4, stay).
-AT_LEAST_ONE = ("num_rows", "num_cols", "board_size", "obs_num_ems")
+# A board side of 1 runs but is no game: Snake's 1x1 puts the fruit on the head, and 2048's 1x1 is full at
+# reset; both mask every action (per-kwarg bounds cannot tell 1x1 from 1xN, so a side is at least 2).
+# A side is at most MAX_SIDE: far above any real board (a 2048x2048 Snake, Tetris or 2048 steps in under 1 GB),
+# and a typo such as num_rows=10**9 is refused by make instead of allocating until memory runs out.
+MAX_SIDE = 2048
+BOUNDS: dict[str, tuple[int, int | None]] = {
+    **dict.fromkeys(("num_rows", "num_cols", "board_size"), (2, MAX_SIDE)),
+    "obs_num_ems": (1, None),
+}
 
 # How the conformance kit must drive some environments (fields of envhub.testing.Options).
 CHECK_OPTIONS: dict[str, dict[str, Any]] = {
@@ -65,9 +73,9 @@ def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
 
     spec = registration._REGISTRY[name]  # what jumanji.make reads
     table, _ = envhub.plugin.from_signature(registration.load(spec.entry_point))
-    for name in AT_LEAST_ONE:
-        if name in table and table[name].type is int:
-            table[name] = dataclasses.replace(table[name], bounds=(1, None))
+    for kwarg, bounds in BOUNDS.items():
+        if kwarg in table and table[kwarg].type is int:
+            table[kwarg] = dataclasses.replace(table[kwarg], bounds=bounds)
     limit = table.pop("time_limit", None)
     default = None if limit is None or not isinstance(limit.default, int) else limit.default
     return {**table, **envhub.plugin.jax_kwargs(default, native="time_limit" if limit else "")}

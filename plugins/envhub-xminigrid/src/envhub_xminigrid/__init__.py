@@ -57,8 +57,11 @@ def make_xminigrid_env(name: str, num_envs: int | None = None, **kwargs: Any) ->
 
 
 # Params fields xminigrid does not check: a grid needs its walls and a cell inside them (smaller ones end in an
-# IndexError or a negative shape inside xminigrid), a view at least the agent's cell.
-FIELD_BOUNDS = {"height": (3, None), "width": (3, None), "view_size": (1, None)}
+# IndexError or a negative shape inside xminigrid), a view at least the agent's cell. A side is at most MAX_SIDE:
+# far above any real grid (a 2048x2048 grid steps in under 1 GB), and a typo such as height=10**9 is refused by
+# make instead of allocating until memory runs out.
+MAX_SIDE = 2048
+FIELD_BOUNDS = {"height": (3, MAX_SIDE), "width": (3, MAX_SIDE), "view_size": (1, MAX_SIDE)}
 
 
 def accepted_kwargs(name: str) -> dict[str, envhub.Kwarg]:
