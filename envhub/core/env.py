@@ -13,6 +13,7 @@ from envhub.core.checking import STRICT, check_values, checks_values_on_host, ou
 from envhub.core.checking import values_checked_by_caller as values_checked_by_caller
 from envhub.core.drawing import checked_frames, drawable_index
 from envhub.core.exporting import register_for_export
+from envhub.core.keys import check_key
 from envhub.core.params import Bounds, checked_params, checked_where
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
@@ -113,6 +114,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def init(self, key: jax.Array, params: Any = None) -> tuple[State, TimeStep[Obs]]:
         """Return a new ``(state, timestep)`` from scratch; ``params`` (default: ``default_params``) live in the state."""
         self._check_open("init")
+        check_key(self.id, "init", key)
         out = self._init(key) if params is None else self._init(key, params=self._checked(params))
         register_for_export(out)  # so jax.export can serialize programs over them (envhub.core.exporting)
         space = self.action_space
@@ -130,6 +132,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         ``params``: the new episodes' params (default: those ``set_params`` chose, else the state's).
         """
         self._check_open("reset")
+        check_key(self.id, "reset", key)
         mask = None if where is None else checked_where(self.id, "reset", where, self.num_envs)
         given = {} if params is None else {"params": self._checked(params)}
         if mask is None:
@@ -163,6 +166,7 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         or as a hard stop with ``validate_actions="strict"``; see ``envhub.core.checking`` and docs/errors.md.
         """
         self._check_open("step")
+        check_key(self.id, "step", key)
         action = check_action(self.id, self.action_space, action)
         with outermost_check(self) as mode:
             if mode:
