@@ -183,3 +183,25 @@ def test_a_closed_env_is_refused():
         exported.step(KEY, state, 1, params)
     with pytest.raises(ClosedEnvironmentError, match=r"after close\(\)"):
         exported.reset(KEY, params)
+
+
+@pytest.mark.parametrize(
+    ("seed", "shown"),
+    [
+        (-1, r"seed=-1 must be an int from 0 to 2\*\*63 - 1"),
+        (2**70, r"seed=1180591620717411303424 must be"),  # was a bare OverflowError
+        (1.5, r"seed=1\.5 must be"),
+        (True, r"seed=True must be"),
+        ("7", r"seed='7' must be"),
+        ([3, -2], r"seed=-2 \(in seed=\[3, -2\]\) must be"),  # was NumPy's ValueError from SeedSequence
+    ],
+)
+def test_the_exports_seed_rule_is_gymnasiums_non_negative_int(seed, shown):
+    """The PettingZoo and TorchRL exports make their key from ``seed`` with one rule (``seed_key``; the gymnasium
+    export's reset checks it first with gymnasium's own): an int from 0 to 2**63 - 1 or a list of them, as gymnasium.
+    Through an export: tests/test_interop_pettingzoo_errors.py."""
+    from envhub.interop.compiled import seed_key
+
+    with pytest.raises(InvalidArgumentError, match=rf"^{shown}"):
+        seed_key(seed)
+    assert jax.random.key_data(seed_key(2**63 - 1)).shape == (2,) and seed_key([0, 5]) is not None

@@ -58,6 +58,10 @@ def test_parallel_export_refuses_what_env_step_refuses_with_its_words_and_stays_
         assert re.match(rf"Invalid action for '{re.escape(MPE)}': {message}", str(eager.value)), str(eager.value)
     obs, rewards, terminated, truncated, _ = par.step({a: np.int64(v) for a, v in GOOD.items()})  # still usable
     assert set(obs) == set(rewards) == set(GOOD) and not any(terminated.values()) and not any(truncated.values())
+    for seed in (-1, 2**64, 2.0):  # gymnasium's rule (tests/test_interop_export_errors.py): a bare error before
+        with pytest.raises(InvalidArgumentError, match=rf"^seed={seed!r} must be an int from 0 to 2\*\*63 - 1"):
+            par.reset(seed=seed)
+    assert set(par.reset(seed=2**63 - 1)[0]) == set(GOOD)
 
 
 @pytest.mark.requires_plugin("jaxmarl")

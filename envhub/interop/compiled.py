@@ -20,12 +20,23 @@ from envhub.interop.packing import Packer
 
 
 def seed_key(seed: Any) -> jax.Array:
-    """A key from an int seed, or from a list of per-env seeds (gymnasium's vector ``reset(seed=[...])``)."""
+    """A key from an int seed, or from a list of per-env seeds (gymnasium's vector ``reset(seed=[...])``).
+
+    A seed is an int from 0 to 2**63 - 1, as gymnasium's (it refuses negative seeds) and the CLI's ``--seed``.
+    """
     if isinstance(seed, (list, tuple, np.ndarray)):
-        seed = int(np.random.SeedSequence([int(s) for s in seed]).generate_state(1, np.uint32)[0])
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InvalidArgumentError(f"seed={seed!r} must be an int, a list of ints or None.")
-    return jax.random.key(int(seed))
+        seeds = [_one_seed(s, seed) for s in seed]
+        return jax.random.key(int(np.random.SeedSequence(seeds).generate_state(1, np.uint32)[0]))
+    return jax.random.key(_one_seed(seed, seed))
+
+
+def _one_seed(seed: Any, given: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+        where = "" if seed is given else f" (in seed={given!r})"
+        raise InvalidArgumentError(
+            f"seed={seed!r}{where} must be an int from 0 to 2**63 - 1, a list of such ints or None."
+        )
+    return int(seed)
 
 
 def drawn_modes(env: Environment[Any, Any, Any]) -> list[str]:
