@@ -38,8 +38,6 @@ REQUIRED: Any = inspect.Parameter.empty
 class Above(float):
     """A low end of ``Kwarg.bounds`` that the value must exceed, not equal (a time step, a scale)."""
 
-    __slots__ = ()
-
 
 @dataclasses.dataclass(frozen=True)
 class Kwarg:
@@ -63,8 +61,7 @@ class Kwarg:
     refused: str = ""
     bounds: tuple[float | None, float | None] | None = None
 
-    # Not a field (no annotation): plugins reach it through the Kwarg they import, ``envhub.Kwarg.above(0.0)``.
-    above = Above
+    above = Above  # not a field (no annotation): plugins reach it through the Kwarg they import
 
 
 #: ``make``'s own keyword arguments (never passed to the backend), for listings.
