@@ -452,10 +452,20 @@ OUT_OF_RANGE = [
     ("gymnax", "gymnax/CartPole-v1", {"max_episode_steps": 0}, r"max_episode_steps=0 \(gymnax's max_steps_in_episo"),
     ("gymnax", "gymnax/CartPole-v1", {"max_steps_in_episode": -5}, r"max_episode_steps=-5 .* use an int >= 1\."),
     ("gymnax", "gymnax/CartPole-v1", {"length": -1.0}, r"length=-1.0 is out of range: .*params.length"),
-    ("jumanji", "jumanji/Snake-v1", {"num_rows": -5}, r"num_rows=-5 is out of range: it must be >= 1"),
-    ("jumanji", "jumanji/Game2048-v1", {"board_size": 0}, r"board_size=0 is out of range: it must be >= 1"),
-    ("xminigrid", "xminigrid/MiniGrid-Empty-5x5", {"width": -1}, r"width=-1 is out of range: it must be >= 3"),
-    ("xminigrid", "xminigrid/MiniGrid-Empty-5x5", {"view_size": 0}, r"view_size=0 is out of range: it must be >= 1"),
+    ("jumanji", "jumanji/Snake-v1", {"num_rows": -5}, r"num_rows=-5 is out of range: it must be from 2 to 2048"),
+    ("jumanji", "jumanji/Game2048-v1", {"board_size": 0}, r"board_size=0 is out of range: it must be from 2 to 2048"),
+    (
+        "xminigrid",
+        "xminigrid/MiniGrid-Empty-5x5",
+        {"width": -1},
+        r"width=-1 is out of range: it must be from 3 to 2048",
+    ),
+    (
+        "xminigrid",
+        "xminigrid/MiniGrid-Empty-5x5",
+        {"view_size": 0},
+        r"view_size=0 is out of range: it must be from 1 to 2048",
+    ),
     ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"num_landmarks": -1}, r"num_landmarks=-1 is out of range"),
     ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"dim_p": 3}, r"dim_p=3 is out of range: it must be 2;"),
     ("jaxmarl", "jaxmarl/MPE_simple_spread_v3", {"local_ratio": 2.0}, r"local_ratio=2.0 .* from 0.0 to 1.0"),
@@ -495,7 +505,10 @@ def test_jaxmarl_kwargs():
         r"action_type='Foo' \(str\) is not 'Discrete' \| 'Continuous'",
         action_type="Foo",
     )
-    with pytest.raises(envhub.EnvKwargsError, match=r"sets dim_c itself: leave it out"):
+    with pytest.raises(
+        envhub.EnvKwargsError,
+        match=r"dim_c=1 is refused: jaxmarl/MPE_simple_spread_v3 sets dim_c itself \(passing it is jaxmarl's",
+    ):
         envhub.make("jaxmarl/MPE_simple_spread_v3", dim_c=1)
     with pytest.raises(AssertionError, match=r"refused num_ranks=3: AssertionError: num_cards_of_rank must have one"):
         envhub.make("jaxmarl/hanabi", num_ranks=3)
