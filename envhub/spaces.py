@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.core.keys import check_key
 from envhub.errors import InvalidArgumentError
 
 Shape = tuple[int, ...]
@@ -29,18 +30,43 @@ class Space(abc.ABC):
 
     @abc.abstractmethod
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
-        """Draw values uniformly (or, for unbounded Boxes, from a covering distribution)."""
+        """Draw values uniformly (or, for unbounded Boxes, from a covering distribution) with one PRNG ``key``.
+
+        Raises:
+            InvalidArgumentError: ``key`` is not one PRNG key (``_check_sample_key``).
+        """
 
     @abc.abstractmethod
     def contains(self, x: Any) -> jax.Array:
-        """Return a JAX bool: ``x`` has this shape, this dtype kind and lies within the bounds."""
+        """Return a JAX bool: ``x`` has this shape, this dtype kind and lies within the bounds.
+
+        It answers, never raises (as gymnasium's): a value that is no array of numbers (a str, None) is not contained.
+        """
 
     @abc.abstractmethod
     def batch(self, n: int) -> Space:
         """Return the space of ``n`` stacked values of this space."""
 
     def _shape_and_kind_ok(self, x: Any, kinds: str) -> bool:
-        return tuple(jnp.shape(x)) == self.shape and jnp.asarray(x).dtype.kind in kinds
+        try:
+            dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype  # tracers too: no value read
+            return tuple(np.shape(x)) == self.shape and dtype.kind in kinds
+        except (TypeError, ValueError):  # a ragged list: not in any space (a str or None is of kind "U" or "O")
+            return False
+
+    def _check_sample_key(self, key: Any) -> None:
+        """Refuse ``key`` unless it is one PRNG key: the rule of ``envhub.core.keys.check_key``, worded for a space."""
+        try:
+            check_key(repr(self), "sample", key)
+        except InvalidArgumentError:
+            shape, dtype = getattr(key, "shape", None), getattr(key, "dtype", None)
+            got = f"{type(key).__name__} {key!r:.40}" if shape is None else f"an array of {dtype} and shape {shape}"
+            typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+            keys = shape and (typed or (str(dtype) == "uint32" and len(shape) > 1))  # a batch of keys
+            many = "; to draw n values, pass one key and shape=(n,)" if keys else ""
+            raise InvalidArgumentError(
+                f"{self!r}.sample takes one PRNG key, e.g. jax.random.key(0), not {got}{many}."
+            ) from None
 
 
 class Box(Space):
@@ -61,6 +87,7 @@ class Box(Space):
             raise InvalidArgumentError(f"Box needs low <= high everywhere; got low={low!r}, high={high!r}.")
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
+        self._check_sample_key(key)
         full = (*shape, *self.shape)
         if self.dtype.kind == "b":
             return jax.random.bernoulli(key, 0.5, full)
@@ -135,6 +162,7 @@ class MultiDiscrete(Space):
             raise InvalidArgumentError(f"{type(self).__name__} needs n > 0 everywhere; got {nvec!r}.")
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> jax.Array:
+        self._check_sample_key(key)
         full = (*shape, *self.shape)
         lo = jnp.asarray(self.start, self.dtype)
         return jax.random.randint(key, full, lo, lo + jnp.asarray(self.nvec, self.dtype), dtype=self.dtype)
@@ -206,6 +234,7 @@ class Tree(Space):
         self.dtype = treedef.unflatten([s.dtype for s in leaves])
 
     def sample(self, key: jax.Array, shape: Sequence[int] = ()) -> Any:
+        self._check_sample_key(key)
         keys = jax.random.split(key, max(len(self.leaves), 1))
         return self.treedef.unflatten([s.sample(k, shape) for s, k in zip(self.leaves, keys)])
 

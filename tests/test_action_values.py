@@ -98,7 +98,7 @@ def test_checked_rollout_under_scan(registry, host_checks):
     assert checked(good).shape == (5, 4) and host_checks == []  # nothing reaches the host
     with pytest.raises(ActionError, match=r"'toy/Corridor-v0': 2 at index \(2,\) is outside \[0, 2\)"):
         checked(good.at[3, 2].set(2))
-    with pytest.raises(TypeError, match="envhub.checked needs a callable"):
+    with pytest.raises(InvalidArgumentError, match="envhub.checked needs a callable"):
         envhub.checked(None)
 
 

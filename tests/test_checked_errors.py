@@ -39,3 +39,10 @@ def test_checked_called_while_traced_says_it_already_compiles():
     assert np.isfinite(float(ts.reward))
     with pytest.raises(ActionError, match=r"^Invalid action for '<unregistered>': 3 is outside \[0, 2\)"):
         step(KEY, state, jnp.int32(3))
+
+
+def test_checked_refuses_a_non_callable_with_an_envhub_error():
+    with pytest.raises(
+        InvalidArgumentError, match=r"envhub.checked needs a callable, not int 5: .*checked\(env\.step\)"
+    ):
+        envhub.checked(5)

@@ -1,5 +1,6 @@
 import sys
 
+import numpy as np
 import pytest
 from fake_dists import BROKEN_PLUGIN, MISSING_BACKEND_PLUGIN, TOY_PLUGIN, write_dist
 
@@ -301,3 +302,27 @@ def test_envhub_plugins_selects_entry_points(site, monkeypatch):
     assert set(envhub.Registry().prefixes) == {"fakea", "fakeb"}
     monkeypatch.setenv("ENVHUB_PLUGINS", "fakeb")
     assert envhub.Registry().prefixes == ["fakeb"]
+
+
+@pytest.mark.parametrize("prefix", [5, None])
+def test_a_prefix_that_is_not_a_str_is_refused_naming_it(registry, prefix):
+    not_a_str = rf"Backend prefix {prefix!r} \({type(prefix).__name__}\) is not a str; use a prefix such as 'gymnax'"
+    with pytest.raises(InvalidArgumentError, match=not_a_str):
+        registry.list_envs(prefix)
+    with pytest.raises(InvalidArgumentError, match=not_a_str):
+        registry.unregister_backend(prefix)
+    with pytest.raises(InvalidIdError, match=rf"Environment id {prefix!r} is not of the form 'prefix/Name'"):
+        registry.make(prefix)
+
+
+def test_a_numpy_int_num_envs_is_a_count(registry):
+    env = registry.make("toy/Corridor-v0", num_envs=np.int64(4))
+    assert env.num_envs == 4 and type(env.num_envs) is int
+    with pytest.raises(InvalidArgumentError, match=r"num_envs=np\.True_: use None \(one environment\) or an int >= 1"):
+        registry.make("toy/Corridor-v0", num_envs=np.bool_(True))
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_a_numpy_int_num_envs_is_a_count_for_a_natively_batched_env():
+    env = envhub.make("gymnax/CartPole-v1", num_envs=np.int64(4))
+    assert env.num_envs == 4 and type(env.num_envs) is int

@@ -63,3 +63,14 @@ def test_a_rollout_length_is_an_int_from_1_to_int32_max():
     with pytest.raises(InvalidArgumentError, match=r"steps=2147483648 for record: use an int from 1 to 2\*\*31 - 1"):
         envhub.record(env, policy, key, 2**31, "never-written.gif")
     assert envhub.rollout(env, policy, key, np.int64(3))[2].reward.shape == (3,)  # a NumPy int is an int
+
+
+def test_a_non_callable_policy_or_a_non_env_is_refused_with_the_form_expected():
+    env = corridor(length=3)
+    with pytest.raises(InvalidArgumentError, match=r"policy=None is not callable: .*policy\(key, obs\) -> action"):
+        envhub.rollout(env, None, jax.random.key(0), 3)
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"random_policy takes an envhub Environment, not a str .*random_policy\(envhub\.make\('gymnax/",
+    ):
+        envhub.random_policy("gymnax/CartPole-v1")

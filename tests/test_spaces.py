@@ -1,8 +1,11 @@
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from envhub.errors import InvalidArgumentError
 from envhub.spaces import Box, Discrete, MultiDiscrete, Tree
 
 KEY = jax.random.key(0)
@@ -108,3 +111,20 @@ def test_nested_trees_are_inlined():
     inner = Tree((Discrete(2), Box(0.0, 1.0, ())))
     assert Tree({"a": inner}) == Tree({"a": (Discrete(2), Box(0.0, 1.0, ()))})
     assert jax.tree.structure(Tree({"a": inner}).sample(KEY)) == jax.tree.structure({"a": (0, 0)})
+
+
+@pytest.mark.parametrize("space", [Discrete(2), Box(0.0, 1.0, (3,)), Tree({"a": Discrete(2)})])
+def test_sample_takes_one_prng_key(space):
+    one_key = rf"{re.escape(repr(space))}\.sample takes one PRNG key, e.g\. jax\.random\.key\(0\), not "
+    with pytest.raises(InvalidArgumentError, match=one_key + r"int 5\.$"):
+        space.sample(5)
+    with pytest.raises(InvalidArgumentError, match=one_key + r"an array of key<fry> and shape \(3,\); .* shape=\(n,\)"):
+        space.sample(jax.random.split(KEY, 3))
+    assert space.contains(space.sample(jax.random.PRNGKey(0)))  # a raw key is one key too
+
+
+@pytest.mark.parametrize("space", [Discrete(2), Box(0.0, 1.0, ()), MultiDiscrete([2, 3]), Tree({"a": Discrete(2)})])
+@pytest.mark.parametrize("value", ["a", None, object(), b"x", [[1], [1, 2]]])
+def test_contains_answers_false_for_what_is_no_array_of_numbers(space, value):
+    assert not bool(space.contains(value))
+    assert not bool(space.contains({"a": value}))

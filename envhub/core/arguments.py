@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, overload
 
+import numpy as np
+
 from envhub.errors import InvalidArgumentError
 
 
@@ -14,6 +16,9 @@ def positive_int(name: str, value: Any, *, none: str, where: str = "") -> int | 
 def positive_int(name: str, value: Any, *, none: str | None = None, where: str = "") -> int | None:
     """Return ``value`` if it is an int >= 1 (a bool is not), or None where ``none`` says what None means.
 
+    A NumPy integer scalar (e.g. from a config array) counts as an int and is returned as a Python ``int``:
+    callers keep the returned value.
+
     Args:
         name: the argument's name, as the caller passes it (``"num_envs"``, ``"max_episode_steps"``).
         value: what was passed.
@@ -21,18 +26,19 @@ def positive_int(name: str, value: Any, *, none: str | None = None, where: str =
         where: the call it was passed to, shown after the value (``"for TimeLimit"``).
 
     Returns:
-        ``value``, unchanged.
+        ``value`` as a Python ``int`` (or None).
 
     Raises:
         InvalidArgumentError: ``name={value!r} {where}: use None (...) or an int >= 1.``
     """
     if value is None and none is not None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    number = int(value) if isinstance(value, np.integer) else value  # np.bool_ is no np.integer: refused, as bool
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         place = f" {where}" if where else ""
         allowed = f"None ({none}) or an int >= 1" if none is not None else "an int >= 1"
         raise InvalidArgumentError(f"{name}={value!r}{place}: use {allowed}.")
-    return value
+    return number
 
 
 def an_environment(what: str, env: Any) -> None:

@@ -30,11 +30,15 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     Raises:
         ActionError: an invalid action value, on every backend.
-        InvalidArgumentError: called while traced (``jax.jit(envhub.checked(fn))``, under ``vmap`` or ``scan``):
-            ``checked`` compiles ``fn`` itself and raises from concrete results, so it must be the outermost call.
+        InvalidArgumentError: ``fn`` is not callable; or called while traced (``jax.jit(envhub.checked(fn))``,
+            under ``vmap`` or ``scan``): ``checked`` compiles ``fn`` itself and raises from concrete results, so it
+            must be the outermost call.
     """
     if not callable(fn):
-        raise TypeError(f"envhub.checked needs a callable (e.g. env.step or a rollout function), got {fn!r}")
+        raise InvalidArgumentError(
+            f"envhub.checked needs a callable, not {type(fn).__name__} {fn!r:.60}: pass the function to compile, "
+            "e.g. envhub.checked(env.step) or envhub.checked(lambda key: envhub.rollout(env, policy, key, 100))."
+        )
     checkified = checkify.checkify(fn, errors=checkify.user_checks)
 
     def numbered(*args: Any, **kwargs: Any) -> Any:  # runs only while jit traces: no cost per call

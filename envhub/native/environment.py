@@ -70,7 +70,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         reset_spares: bool | None = None,
         reset_chunk: int | None = None,
     ):
-        check_arguments(num_envs, max_episode_steps, reset_mode, reset_chunk)
+        num_envs, max_episode_steps, reset_chunk = check_arguments(num_envs, max_episode_steps, reset_mode, reset_chunk)
         self._declare_spaces(observation_space, action_space)
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps

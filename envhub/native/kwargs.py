@@ -36,13 +36,18 @@ def jax_kwargs(time_limit: int | None, native: str = "") -> dict[str, Kwarg]:
     }
 
 
-def check_arguments(num_envs: Any, max_episode_steps: Any, reset_mode: Any, reset_chunk: Any) -> None:
-    """Refuse a bad ``num_envs``, time limit, ``reset_mode`` or ``reset_chunk`` of a ``JaxEnvironment``."""
-    positive_int("num_envs", num_envs, none="one environment")
-    positive_int(TIME_LIMIT_KWARG, max_episode_steps, none="no limit")
+def check_arguments(
+    num_envs: Any, max_episode_steps: Any, reset_mode: Any, reset_chunk: Any
+) -> tuple[int | None, int | None, int | None]:
+    """Refuse a bad ``num_envs``, time limit, ``reset_mode`` or ``reset_chunk`` of a ``JaxEnvironment``.
+
+    Returns ``(num_envs, max_episode_steps, reset_chunk)`` as ``positive_int`` returns them (Python ints).
+    """
+    num_envs = positive_int("num_envs", num_envs, none="one environment")
+    max_episode_steps = positive_int(TIME_LIMIT_KWARG, max_episode_steps, none="no limit")
     if reset_mode not in RESET_MODES:
         raise InvalidArgumentError(f"reset_mode={reset_mode!r}: use one of {RESET_MODES}.")
-    positive_int("reset_chunk", reset_chunk, none="all at once")
+    return num_envs, max_episode_steps, positive_int("reset_chunk", reset_chunk, none="all at once")
 
 
 __all__ = ["RESET_MODES", "check_arguments", "jax_kwargs", "take_time_limit"]

@@ -43,7 +43,7 @@ from envhub.registry.loading import (
     unknown_backend,
 )
 from envhub.registry.plugin_api import api_problem, core_range_problem, install_hint, missing_requirements, normalize
-from envhub.registry.specs import BackendStatus, EnvSpec, split_id
+from envhub.registry.specs import BackendStatus, EnvSpec, lookup_prefix, split_id
 from envhub.registry.specs import check_prefix as _check_prefix
 
 
@@ -126,7 +126,7 @@ class Registry:
 
     def unregister_backend(self, prefix: str) -> None:
         """Forget the backend ``prefix`` (no error if it is unknown)."""
-        backend = self._backends.pop(prefix.lower(), None)
+        backend = self._backends.pop(lookup_prefix(prefix), None)
         if backend is not None and backend.plugin is not None:
             self._pm.unregister(name=backend.prefix)
 
@@ -164,7 +164,7 @@ class Registry:
         return backend
 
     def _backend(self, prefix: str) -> _Backend:
-        backend = self._backends.get(prefix.lower())
+        backend = self._backends.get(lookup_prefix(prefix))
         if backend is None:
             raise unknown_backend(prefix, list(self._backends), ENTRY_POINT_GROUP, self._switches)
         return backend
@@ -221,7 +221,7 @@ class Registry:
         """
         from envhub.wrappers import VmapEnvironment
 
-        positive_int("num_envs", num_envs, none="one environment")
+        num_envs = positive_int("num_envs", num_envs, none="one environment")
         validate_actions_value(validate_actions)
         spec = self.spec(env_id)
         if spec.factory is None:

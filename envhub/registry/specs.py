@@ -74,4 +74,22 @@ def check_prefix(prefix: str) -> str:
     return prefix.lower()
 
 
-__all__ = ["BATCHING_MODES", "BackendStatus", "EnvSpec", "check_options_for", "check_prefix", "split_id"]
+def lookup_prefix(prefix: object) -> str:
+    """``prefix`` lower-cased, to look a backend up; ``InvalidArgumentError`` if it is not a str."""
+    if not isinstance(prefix, str):
+        raise InvalidArgumentError(
+            f"Backend prefix {prefix!r:.60} ({type(prefix).__name__}) is not a str; use a prefix such as 'gymnax' "
+            "(run `envhub list` to see the installed prefixes)."
+        )
+    return prefix.lower()
+
+
+__all__ = [
+    "BATCHING_MODES",
+    "BackendStatus",
+    "EnvSpec",
+    "check_options_for",
+    "check_prefix",
+    "lookup_prefix",
+    "split_id",
+]

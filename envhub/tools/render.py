@@ -61,8 +61,8 @@ def record(
     """
     path = Path(path)
     suffix = check_path(path)
-    rollout_length("steps", steps, where="for record")
-    positive_int("fps", fps, where="for record")
+    steps = rollout_length("steps", steps, where="for record")
+    fps = positive_int("fps", fps, where="for record")
     if suffix == ".html":
         if not env.is_jax_native:
             raise RenderError(env.id, "it is a host environment without an HTML viewer", "record to .gif or .mp4")

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from envhub.core.arguments import positive_int
+from envhub.core.arguments import an_environment, positive_int
 from envhub.core.exporting import register_types
 from envhub.core.kwargs import STEPS_MAX
 from envhub.core.types import TimeStep
@@ -115,7 +114,15 @@ def scan_policy(
 
     Returns the first and the last ``(state, ts)`` and ``keep(state, action, ts)`` of every step,
     stacked along time.
+
+    Raises:
+        InvalidArgumentError: ``policy`` is not callable, or ``num_steps`` is not a rollout's length.
     """
+    if not callable(policy):
+        raise InvalidArgumentError(
+            f"policy={policy!r:.60} is not callable: a policy is a function policy(key, obs) -> action, "
+            "e.g. envhub.random_policy(env) or lambda key, obs: env.action_space.sample(key)."
+        )
     num_steps = rollout_length("num_steps", num_steps)
     init_key, step_keys = schedule(key, num_steps)
     first = env.init(init_key) if start is None else start
@@ -137,9 +144,7 @@ def rollout_length(name: str, value: Any, where: str = "for rollout") -> int:
     Raises:
         InvalidArgumentError: names the value, the range and how to run longer.
     """
-    if isinstance(value, np.integer):  # a NumPy int (from a config array) is an int here
-        value = int(value)
-    positive_int(name, value, where=where)
+    value = positive_int(name, value, where=where)  # a NumPy int (from a config array) comes back a Python int
     if value > STEPS_MAX:
         raise InvalidArgumentError(
             f"{name}={value} {where}: use an int from 1 to 2**31 - 1 (steps are counted in int32, and every step is "
@@ -155,7 +160,12 @@ def schedule(key: jax.Array, num_steps: int) -> tuple[jax.Array, jax.Array]:
 
 
 def random_policy(env: Environment[Any, Any, Any]) -> Policy:
-    """A policy that samples uniformly from ``env.action_space``."""
+    """A policy that samples uniformly from ``env.action_space``.
+
+    Raises:
+        InvalidArgumentError: ``env`` is not an envhub ``Environment`` (an id, a gymnax env, ...).
+    """
+    an_environment("random_policy", env)
     return lambda key, obs: env.action_space.sample(key)
 
 

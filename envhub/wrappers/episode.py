@@ -24,7 +24,7 @@ class TimeLimit(StatefulWrapper):
     """
 
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
-        positive_int("max_steps", max_steps, where="for TimeLimit")
+        max_steps = positive_int("max_steps", max_steps, where="for TimeLimit")
         super().__init__(env)
         self.max_steps = max_steps
 
@@ -146,7 +146,7 @@ class ActionRepeat(Wrapper):
                 f"ActionRepeat needs a JAX-native environment; {env.id!r} lives on the host, where finished "
                 f"members of the batch cannot wait: use the backend's own frame skip (e.g. frameskip= or frame_skip=)."
             )
-        positive_int("repeat", repeat, where="for ActionRepeat")
+        repeat = positive_int("repeat", repeat, where="for ActionRepeat")
         super().__init__(env)
         self.repeat = repeat
 

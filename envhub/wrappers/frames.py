@@ -16,6 +16,10 @@ from envhub.core.types import TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.wrappers.base import StatefulWrapper, WrapperState, batch_shape
 
+# Every step copies the whole stack and every env holds it in its state (and the space its bounds): past a few
+# thousand frames that is memory and time no frame stack should cost; a longer history belongs in the agent.
+FRAMES_MAX = 4096
+
 
 class FrameStack(StatefulWrapper):
     """Observe the last ``num_frames`` observations, stacked on a new axis after the batch axis.
@@ -29,7 +33,12 @@ class FrameStack(StatefulWrapper):
         single = env.single_observation_space
         if not isinstance(single, spaces.Box):
             raise InvalidArgumentError(f"FrameStack needs a Box observation space; {env.id!r} has {single!r}.")
-        positive_int("num_frames", num_frames, where="for FrameStack")
+        num_frames = positive_int("num_frames", num_frames, where="for FrameStack")
+        if num_frames > FRAMES_MAX:
+            raise InvalidArgumentError(
+                f"num_frames={num_frames} for FrameStack: use an int from 1 to {FRAMES_MAX} (every step copies the "
+                "whole stack); keep a longer history in the agent (a recurrent state or a replay buffer)."
+            )
         super().__init__(env)
         self.num_frames = num_frames
         stacked = (num_frames, *single.shape)
@@ -86,4 +95,4 @@ class StickyAction(StatefulWrapper):
         return WrapperState(env_state, select(ts.done, jnp.asarray(self._noop), taken)), ts
 
 
-__all__ = ["FrameStack", "StickyAction"]
+__all__ = ["FRAMES_MAX", "FrameStack", "StickyAction"]

@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from envhub.core.arguments import positive_int
 from envhub.core.env import Environment
 from envhub.core.params import per_env
 from envhub.core.types import TimeStep
@@ -23,6 +24,7 @@ class VmapEnvironment(Wrapper):
                 f"{env.id!r} is not JAX-native, so VmapEnvironment cannot batch it; make it with num_envs=N "
                 f"so that its backend batches it itself."
             )
+        num_envs = positive_int("num_envs", num_envs, where="for VmapEnvironment")
         super().__init__(env)
         self._num_envs = num_envs
         self._replace_space("action", env.action_space)
