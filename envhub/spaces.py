@@ -16,7 +16,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub.core.keys import check_key
 from envhub.errors import InvalidArgumentError
 
 Shape = tuple[int, ...]
@@ -55,18 +54,28 @@ class Space(abc.ABC):
             return False
 
     def _check_sample_key(self, key: Any) -> None:
-        """Refuse ``key`` unless it is one PRNG key: the rule of ``envhub.core.keys.check_key``, worded for a space."""
-        try:
-            check_key(repr(self), "sample", key)
-        except InvalidArgumentError:
-            shape, dtype = getattr(key, "shape", None), getattr(key, "dtype", None)
-            got = f"{type(key).__name__} {key!r:.40}" if shape is None else f"an array of {dtype} and shape {shape}"
-            typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
-            keys = shape and (typed or (str(dtype) == "uint32" and len(shape) > 1))  # a batch of keys
-            many = "; to draw n values, pass one key and shape=(n,)" if keys else ""
-            raise InvalidArgumentError(
-                f"{self!r}.sample takes one PRNG key, e.g. jax.random.key(0), not {got}{many}."
-            ) from None
+        """Refuse ``key`` unless it is one PRNG key (``key_problem``), worded for a space."""
+        got = key_problem(key)
+        if got:
+            many = "; to draw n values, pass one key and shape=(n,)" if "batch" in got else ""
+            raise InvalidArgumentError(f"{self!r}.sample takes one PRNG key, e.g. jax.random.key(0), not {got}{many}.")
+
+
+def key_problem(key: Any) -> str:
+    """What is wrong with ``key`` as one PRNG key ("" if nothing): the key rule of ``sample``, ``init``, ``reset``
+    and ``step`` (``envhub.core.keys``). Shape and dtype only, so free inside ``jit``.
+
+    One key is a typed key of shape ``()`` (``jax.random.key(0)``) or a raw ``uint32`` key of one axis
+    (``jax.random.PRNGKey(0)``: ``(2,)``, or ``(4,)`` for the ``rbg`` implementations).
+    """
+    dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
+    if dtype is None or shape is None:
+        return f"{type(key).__name__} {key!r:.40}"
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return "" if shape == () else f"a batch of keys of shape {tuple(shape)}"
+    if np.dtype(dtype) == np.uint32 and len(shape) >= 1:
+        return "" if len(shape) == 1 else f"a batch of raw keys of shape {tuple(shape)}"
+    return f"an array of dtype {np.dtype(dtype).name} and shape {tuple(shape)}"
 
 
 class Box(Space):
@@ -277,4 +286,4 @@ def _bound_repr(a: np.ndarray) -> str:
     return np.array2string(a, separator=", ", threshold=8, precision=4)
 
 
-__all__ = ["Box", "Discrete", "MultiDiscrete", "Space", "Tree"]
+__all__ = ["Box", "Discrete", "MultiDiscrete", "Space", "Tree", "key_problem"]
