@@ -222,6 +222,30 @@ def test_bad_kwarg_is_a_usage_error(toy, capsys):
     assert "KEY=VALUE" in capsys.readouterr().err
 
 
+def test_kwarg_values_are_literals_and_inf_or_nan_are_floats():
+    """``-k x_threshold=inf`` switches a limit off; ``nan`` reaches make as NaN, which refuses it by name."""
+    from envhub.cli.common import parse_kwargs
+
+    got = parse_kwargs(["a=3", "b=0.5", "c=(1, 2)", "d=inf", "e=-Infinity", "f=nan", "g=text", "h=None"])
+    assert {k: v for k, v in got.items() if k != "f"} == {
+        "a": 3,
+        "b": 0.5,
+        "c": (1, 2),
+        "d": float("inf"),
+        "e": float("-inf"),
+        "g": "text",
+        "h": None,
+    }
+    assert isinstance(got["f"], float) and got["f"] != got["f"]
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_a_nan_kwarg_is_refused_by_name_on_the_command_line(capsys):
+    assert main(["info", "gymnax/CartPole-v1", "-k", "gravity=nan"]) == EXIT_ENVHUB_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("envhub: error: make('gymnax/CartPole-v1', ...): gravity=nan is NaN") and err.count("\n") == 1
+
+
 def test_help_and_usage_exit_codes():
     help_run = subprocess.run([sys.executable, "-m", "envhub", "--help"], capture_output=True, text=True)
     assert help_run.returncode == 0 and "exit codes:" in help_run.stdout and "envhub check" in help_run.stdout

@@ -37,7 +37,7 @@ def add_env_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="backend keyword argument (VALUE is a Python literal or a string); repeatable",
+        help="backend keyword argument (VALUE is a Python literal, inf or nan, or a string); repeatable",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     return p
@@ -81,7 +81,7 @@ NOT_KWARGS = {
 
 
 def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
-    """``["KEY=VALUE", ...]`` as a dict; VALUE is a Python literal, else the string."""
+    """``["KEY=VALUE", ...]`` as a dict; VALUE is a Python literal, ``inf``/``-inf``/``nan`` a float, else the string."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -92,8 +92,12 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
         try:
             out[key] = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
-            out[key] = raw
+            out[key] = float(raw) if raw.strip().lower() in NON_FINITE else raw
     return out
+
+
+#: What ``-k`` reads as a float though Python has no literal for it: ``-k x_threshold=inf`` (make refuses nan).
+NON_FINITE = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan")
 
 
 def print_table(rows: list[list[str]], header: list[str]) -> None:
