@@ -2,9 +2,12 @@
 
 - gymnax CartPole: PPO, DQN and SAC each run a few thousand steps; PPO also trains on two gravities in one
   compiled program (``jax.vmap`` over the export's params).
-- brax inverted_pendulum (continuous actions): PPO and SAC. Not DQN: rejax's DQN needs a ``Discrete`` action
-  space (it reads ``action_space.n``), and a discretised pendulum would be another env.
-- xminigrid MiniGrid-Empty-5x5 (a uint8 ``(7, 7, 2)`` grid observation, 6 discrete actions): PPO and DQN.
+- brax inverted_pendulum (continuous actions): PPO. Not DQN: rejax's DQN needs a ``Discrete`` action space (it
+  reads ``action_space.n``). SAC ran here too (7 s, the suite's budget): it reaches the export through the same
+  continuous-action path as PPO (the squeezed ``Box((1,))`` action of rejax's evaluation), and SAC itself runs
+  on CartPole above.
+- xminigrid MiniGrid-Empty-5x5 (a uint8 ``(7, 7, 2)`` grid observation, 6 discrete actions): PPO (DQN, which
+  worked too, runs on CartPole above).
 
 The returns are the rejax evaluation's. On brax and xminigrid the env's own time limit is short and rejax's
 evaluation cap (``params.max_steps_in_episode``) is raised far above it, so every evaluated episode ends by the
@@ -67,13 +70,10 @@ def test_rejax_ppo_vmaps_over_envhub_params(cartpole):
 
 SHORT = 512  # brax and xminigrid: a few updates; the compile (each env's step, in training and in evaluation) dominates
 SHORT_EVAL = {"eval_freq": SHORT, "skip_initial_evaluation": True}
-SHORT_BUFFER = {"num_envs": 1, "buffer_size": 256, "fill_buffer": 64, "batch_size": 16}
 SHORT_CONFIGS = {
     "PPO": {"num_envs": 2, "num_steps": 16, "num_epochs": 1, "num_minibatches": 1, **SMALL},
-    "DQN": SHORT_BUFFER,
-    "SAC": {**SHORT_BUFFER, "hidden_layer_sizes": (16, 16)},
 }
-TRAINED = {"PPO": "actor_ts", "DQN": "q_ts", "SAC": "actor_ts"}  # the train state's policy
+TRAINED = {"PPO": "actor_ts"}  # the train state's policy
 
 
 def with_own_limit(env_id, limit):
@@ -106,7 +106,7 @@ def pendulum():
 
 
 @pytest.mark.requires_plugin("brax")
-@pytest.mark.parametrize("name", ["PPO", "SAC"])
+@pytest.mark.parametrize("name", ["PPO"])
 def test_rejax_trains_on_brax_inverted_pendulum(pendulum, name):
     lengths, returns = train_short(name, *pendulum)
     np.testing.assert_array_equal(returns, lengths)  # inverted_pendulum: +1 a step
@@ -123,7 +123,7 @@ def minigrid():
 
 
 @pytest.mark.requires_plugin("xminigrid")
-@pytest.mark.parametrize("name", ["PPO", "DQN"])
+@pytest.mark.parametrize("name", ["PPO"])
 def test_rejax_trains_on_xminigrid_empty(minigrid, name):
     env, params = minigrid
     obs = env.observation_space(params)
