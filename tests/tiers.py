@@ -65,6 +65,7 @@ SLOW = {
     "tests/test_rejax.py::test_rejax_trains_on_brax_inverted_pendulum",
     "tests/test_rejax.py::test_rejax_trains_on_xminigrid_empty",
     "tests/test_backends_quiet.py::test_make_init_step_print_nothing",
+    "tests/test_backends_quiet.py::test_the_workers_print_nothing_outside_the_backends",  # the same 38 s fixture
     "docs/export.md::line-85",
     "docs/backends.md::line-143",
 }
