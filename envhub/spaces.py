@@ -55,27 +55,27 @@ class Space(abc.ABC):
 
     def _check_sample_key(self, key: Any) -> None:
         """Refuse ``key`` unless it is one PRNG key (``key_problem``), worded for a space."""
-        got = key_problem(key)
+        got, batch = key_problem(key)
         if got:
-            many = "; to draw n values, pass one key and shape=(n,)" if "batch" in got else ""
+            many = "; to draw n values, pass one key and shape=(n,)" if batch else ""
             raise InvalidArgumentError(f"{self!r}.sample takes one PRNG key, e.g. jax.random.key(0), not {got}{many}.")
 
 
-def key_problem(key: Any) -> str:
-    """What is wrong with ``key`` as one PRNG key ("" if nothing): the key rule of ``sample``, ``init``, ``reset``
-    and ``step`` (``envhub.core.keys``). Shape and dtype only, so free inside ``jit``.
+def key_problem(key: Any) -> tuple[str, bool]:
+    """What is wrong with ``key`` as one PRNG key ("" if nothing), and whether it is a batch of keys: the key rule
+    of ``sample``, ``init``, ``reset`` and ``step`` (``envhub.core.keys``). Shape and dtype only, so free in ``jit``.
 
     One key is a typed key of shape ``()`` (``jax.random.key(0)``) or a raw ``uint32`` key of one axis
     (``jax.random.PRNGKey(0)``: ``(2,)``, or ``(4,)`` for the ``rbg`` implementations).
     """
     dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
     if dtype is None or shape is None:
-        return f"{type(key).__name__} {key!r:.40}"
+        return f"{type(key).__name__} {key!r:.40}", False
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        return "" if shape == () else f"a batch of keys of shape {tuple(shape)}"
+        return ("", False) if shape == () else (f"a batch of keys of shape {tuple(shape)}", True)
     if np.dtype(dtype) == np.uint32 and len(shape) >= 1:
-        return "" if len(shape) == 1 else f"a batch of raw keys of shape {tuple(shape)}"
-    return f"an array of dtype {np.dtype(dtype).name} and shape {tuple(shape)}"
+        return ("", False) if len(shape) == 1 else (f"a batch of raw keys of shape {tuple(shape)}", True)
+    return f"an array of dtype {np.dtype(dtype).name} and shape {tuple(shape)}", False
 
 
 class Box(Space):

@@ -10,7 +10,16 @@ import argparse
 import json
 from typing import Any
 
-from envhub.cli.common import EXIT_OK, UsageError, check_output, parse_kwargs, positive_int, print_table, rollout_steps
+from envhub.cli.common import (
+    EXIT_OK,
+    UsageError,
+    add_kwarg_argument,
+    check_output,
+    parse_kwargs,
+    positive_int,
+    print_table,
+    rollout_steps,
+)
 from envhub.cli.progress import Ticker, bar
 
 NAME = "bench"
@@ -24,14 +33,7 @@ def add_arguments(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "-n", "--num-envs", default="1", metavar="N[,N...]", help="batch sizes to measure, comma-separated (default 1)"
     )
-    p.add_argument(
-        "-k",
-        "--kwarg",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="backend keyword argument (VALUE is a Python literal, inf or nan, or a string)",
-    )
+    add_kwarg_argument(p)
     p.add_argument("--steps", type=rollout_steps, default=1000, help="scan length per repeat (default 1000)")
     p.add_argument("--repeats", type=positive_int, default=5, help="timed repeats; the median is reported (default 5)")
     p.add_argument(

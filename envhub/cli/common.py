@@ -31,6 +31,13 @@ def add_env_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The arguments of a command about one environment: ID, ``-n``, ``-k KEY=VALUE``, ``--json``."""
     p.add_argument("env_id", metavar="ID", help="environment id, e.g. gymnax/CartPole-v1")
     p.add_argument("-n", "--num-envs", type=positive_int, default=None, help="batch size (default: one environment)")
+    add_kwarg_argument(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return p
+
+
+def add_kwarg_argument(p: argparse.ArgumentParser) -> None:
+    """``-k KEY=VALUE``, repeatable: a backend keyword argument (read by ``parse_kwargs``)."""
     p.add_argument(
         "-k",
         "--kwarg",
@@ -39,8 +46,6 @@ def add_env_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="backend keyword argument (VALUE is a Python literal, inf or nan, or a string); repeatable",
     )
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    return p
 
 
 def positive_int(text: str) -> int:
@@ -56,8 +61,10 @@ def positive_int(text: str) -> int:
 
 def rollout_steps(text: str) -> int:
     """An argparse ``type``: a rollout's length, an int from 1 to 2**31 - 1 (``envhub.rollout``'s own rule)."""
+    from envhub.core.kwargs import STEPS_MAX  # no jax: argparse runs this for bench and record only
+
     value = positive_int(text)
-    if value > 2**31 - 1:
+    if value > STEPS_MAX:
         raise argparse.ArgumentTypeError(f"{text!r} is not an int from 1 to 2**31 - 1")
     return value
 

@@ -16,12 +16,11 @@ def check_key(env_id: str, method: str, key: Any) -> None:
     Raises:
         InvalidArgumentError: names the method, what was passed and the fix.
     """
-    got = key_problem(key)
+    got, batch = key_problem(key)
     if got:
         fix = " (a batched env takes one key and splits it inside; vmap the call to give one key per env)"
         raise InvalidArgumentError(
-            f"{method} of {env_id!r} takes one PRNG key, e.g. jax.random.key(0), not {got}"
-            f"{fix if 'batch' in got else ''}."
+            f"{method} of {env_id!r} takes one PRNG key, e.g. jax.random.key(0), not {got}{fix if batch else ''}."
         )
 
 
