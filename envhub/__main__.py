@@ -1,5 +1,3 @@
-import sys
+from envhub.cli import console
 
-from envhub.cli import main
-
-sys.exit(main())
+console()

@@ -5,7 +5,9 @@ notebook would show it); each backend's stdout must be empty (``envhub list --js
 its stderr hold no line. The backends that share heavy libraries (brax, playground and jaxmarl: brax, mujoco,
 jaxopt) each get an interpreter of their own, so that what one imports cannot hide another's noise; the others,
 which share nothing that warns, take turns in one interpreter, each with its file descriptors 1 and 2 captured
-apart (one interpreter instead of eleven saves about 15 s of the suite).
+apart (one interpreter instead of eleven saves about 15 s of the suite). ``sys.stdout`` and ``sys.stderr`` must
+still be the caller's objects afterwards (jaxmarl 0.2.0's import sets ``sys.stdout`` to ``sys.__stdout__``, which a
+notebook's is not; its plugin puts the caller's back).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ WORKER = textwrap.dedent(
     import envhub
     from envhub.errors import EnvUnavailableError
 
+    # the caller's own streams over the same descriptors, as a notebook's are: not sys.__stdout__/__stderr__
+    caller = sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
     report = {}
     for prefix, env_id in json.loads(sys.argv[1]):
         outs = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
@@ -64,6 +68,9 @@ WORKER = textwrap.dedent(
             action = env.action_space.sample(jax.random.key(1))
             jax.block_until_ready(env.step(jax.random.key(2), state, action))
             env.close()
+            if (sys.stdout, sys.stderr) != caller:
+                failed = f"the caller's sys.stdout or sys.stderr was replaced: {sys.stdout!r}, {sys.stderr!r}"
+                sys.stdout, sys.stderr = caller
         except EnvUnavailableError as exc:
             skipped = str(exc)
         except Exception as exc:
@@ -78,7 +85,8 @@ WORKER = textwrap.dedent(
             printed.append(f.read().decode(errors="replace"))
             f.close()
         report[prefix] = {"stdout": printed[0], "stderr": printed[1], "skipped": skipped, "failed": failed}
-    print(json.dumps(report))
+    print(json.dumps(report), flush=True)
+    os._exit(0)  # skip the teardown that frees what jax and the backends allocated: 1-2 s an interpreter
     """
 )
 

@@ -3,6 +3,7 @@
 An envhub error is one line on stderr, never a traceback; a closed stdout ends the command quietly (141).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -16,8 +17,19 @@ from envhub.cli import EXIT_BROKEN_PIPE, EXIT_CHECK_FAILED, EXIT_ENVHUB_ERROR, E
 TESTS = Path(__file__).resolve().parent
 
 CLI_PLUGIN = """
+import atexit, os
+
 import envhub
 from envhub.testing.toy_envs import Corridor
+
+if os.environ.get("EXIT_PROBE"):  # test_the_command_ends_after_every_exit_handler_without_the_teardown
+    atexit.register(lambda: open(os.environ["EXIT_PROBE"] + ".handler", "w").close())
+
+    class _Freed:  # at teardown, builtins may be gone: what __del__ needs is bound now
+        def __del__(self, path=os.environ["EXIT_PROBE"] + ".freed", opened=os.open, close=os.close):
+            close(opened(path, os.O_CREAT | os.O_WRONLY))
+
+    _freed_at_teardown = _Freed()
 
 class Crashes(Corridor):
     def _init(self, key):
@@ -43,7 +55,7 @@ def cli(site):
 
     def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
         command = [sys.executable, "-m", "envhub", *args]
-        return subprocess.run(command, capture_output=True, text=True, env=environ, **kwargs)
+        return subprocess.run(command, capture_output=True, text=True, **{"env": environ, **kwargs})
 
     run.environ, run.site = environ, site
     return run
@@ -113,3 +125,21 @@ def test_an_internal_error_is_one_line_and_exit_3(cli):
     assert line.startswith("envhub: internal error: RuntimeError: a bug in the plugin's init (run with --traceback")
     shown = cli("info", "cli/Crashes-v0", "--traceback")
     assert shown.returncode == EXIT_INTERNAL_ERROR and shown.stderr.startswith("Traceback (most recent call last)")
+
+
+def test_the_command_ends_after_every_exit_handler_without_the_teardown(cli):
+    """envhub.cli.quick_exit: exit handlers registered by what a command imports run; the teardown that frees
+    every object (0.5-2 s after jax and a backend) does not; the exit code and the output are the command's."""
+    probe = cli.site / "probe"
+    environ = {**cli.environ, "EXIT_PROBE": str(probe)}
+    plain = subprocess.run([sys.executable, "-c", "import fake_plugin_cli"], env=environ, capture_output=True)
+    assert plain.returncode == 0 and probe.with_suffix(".freed").exists(), plain.stderr  # the probe sees a teardown
+    probe.with_suffix(".freed").unlink()
+    probe.with_suffix(".handler").unlink()
+    for args, code in ((["list", "cli", "--json"], EXIT_OK), (["info", "cli/Offline-v0"], EXIT_ENVHUB_ERROR)):
+        run = cli(*args, env=environ)  # each imports the plugin (its environments), hence the probe
+        assert run.returncode == code, run.stderr
+        assert probe.with_suffix(".handler").exists() and not probe.with_suffix(".freed").exists(), args
+        probe.with_suffix(".handler").unlink()
+        if code == EXIT_OK:  # all of a long output (more than a pipe holds) is delivered
+            assert len(json.loads(run.stdout)) == 5004

@@ -1,6 +1,5 @@
 """Plain ``envhub list`` reads installed metadata only: no plugin, no backend library, no jax imported."""
 
-import json
 import os
 import subprocess
 import sys

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from side_venv import UV, pinned, side_venv
+from side_venv import PYTEST, UV, pinned, side_venv
 from side_venv import run as _run
 
 import envhub
@@ -67,7 +67,7 @@ def _run_compat_tests(tmp: Path, dist: Path, venv: Path, wheel: Path):
           f"envhub=={VERSION}", wheel], tmp)  # fmt: skip
     _run([*UV, "pip", "install", "--quiet", "--python", python, *pinned("pytest")], tmp)
     tests = shutil.copytree(COMPAT / "tests", tmp / "compat-tests", ignore=NO_CACHE)
-    return _run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", tests], tests, check=False)
+    return _run([python, *PYTEST, "-q", "-rs", "-p", "no:cacheprovider", tests], tests, check=False)
 
 
 @pytest.mark.release

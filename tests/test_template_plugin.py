@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from side_venv import PYTEST
 
 import envhub
 from envhub import testing
@@ -127,7 +128,7 @@ def test_template_passes_envhub_check(plugin):
 
 def test_template_own_tests_pass(plugin):
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],  # its pyproject's testpaths: tests/
+        [sys.executable, *PYTEST, "-q", "-p", "no:cacheprovider"],  # its pyproject's testpaths: tests/
         capture_output=True,
         text=True,
         env=plugin["env"],

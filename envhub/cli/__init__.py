@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record
+from envhub.cli import cmd_bench, cmd_check, cmd_info, cmd_list, cmd_new_plugin, cmd_record, quick_exit
 from envhub.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_CHECK_FAILED,
@@ -74,6 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     for command in COMMANDS.values():
         command.add_arguments(sub)
     return parser
+
+
+def console() -> NoReturn:
+    """The ``envhub`` command (its console script and ``python -m envhub``): ``main``, then a quick exit with its code."""
+    status: list[int | None] = [None]  # None until main returns: an exception ends the process as usual
+    quick_exit.end_after_exit_handlers(status)
+    status[0] = main()
+    sys.exit(status[0])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -148,5 +156,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "console",
     "main",
 ]

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import xminigrid
+from envhub_xminigrid.levels import pad_ruleset
 from xminigrid import benchmarks
 from xminigrid.core.constants import TILES_REGISTRY, Colors, Tiles
 from xminigrid.core.goals import AgentHoldGoal
@@ -19,7 +20,6 @@ from xminigrid.types import RuleSet, StepType
 import envhub
 from envhub import testing
 from envhub.plugin import EnvKwargsError, EnvUnavailableError, InvalidArgumentError, spaces
-from envhub_xminigrid.levels import pad_ruleset
 
 ALL = envhub.list_envs("xminigrid")
 
@@ -270,7 +270,10 @@ def test_per_env_levels_and_time_limits_reach_each_env_without_compiling_again()
 
     levels = jax.tree.map(lambda a, b: jnp.stack([a, b]), _hold(ball), _hold(square))
     for order in (np.array([0, 1]), np.array([1, 0])):
-        params = {"max_steps": jnp.array([3, 5])[order], "ruleset": jax.tree.map(lambda x: x[order], levels)}
+        params = {
+            "max_steps": jnp.array([3, 5])[order],
+            "ruleset": jax.tree.map(lambda x, order=order: x[order], levels),
+        }
         first, truncated = run(jax.random.key(0), params)
         for i, tile in enumerate(np.array([ball, square])[order]):
             np.testing.assert_array_equal(first.goal_encoding[i], levels.goal[order[i]])
