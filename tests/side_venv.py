@@ -34,6 +34,7 @@ __all__ = [
     "SIDE_VENVS",
     "UV",
     "Report",
+    "installed",
     "pinned",
     "pytest_in",
     "run",
@@ -113,6 +114,14 @@ class Report:
 
     def __str__(self) -> str:
         return f"{self.passed} passed, {len(self.skipped)} skipped, failed: {self.failed}\n{self.output[-4000:]}"
+
+
+def installed(python: Path) -> dict[str, str]:
+    """The distributions installed in ``python``'s venv, ``{normalized name: version}``, read from their metadata
+    (without starting that python: importing torch to ask its version takes 2 s)."""
+    (site,) = Path(python).parents[1].glob("lib/python*/site-packages")
+    found = importlib.metadata.distributions(path=[str(site)])
+    return {dist.metadata["Name"].lower().replace("_", "-"): dist.version for dist in found}
 
 
 #: ``python -m pytest``, ending without the interpreter's teardown once pytest's exit handlers have run (as the

@@ -22,7 +22,7 @@ import pytest
 from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
-from side_venv import JAX_WITH_CACHE, ROOT, pinned, pytest_in, run, side_venv
+from side_venv import JAX_WITH_CACHE, ROOT, installed, pinned, pytest_in, side_venv
 
 ENV_VAR = "ENVHUB_TORCH_CPU_FIND_LINKS"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu/torch/"
@@ -72,7 +72,7 @@ def find_cpu_torch() -> tuple[str, Version] | None:
 
 
 @pytest.mark.side_venv
-def test_sb3_and_torchrl_tests_pass_with_cpu_torch(tmp_path):
+def test_sb3_and_torchrl_tests_pass_with_cpu_torch():
     found = find_cpu_torch()
     if found is None:
         pytest.skip(
@@ -82,9 +82,9 @@ def test_sb3_and_torchrl_tests_pass_with_cpu_torch(tmp_path):
     location, version = found
     install = ("--find-links", location, f"torch=={version}", "-e", f"{ROOT}[sb3,torchrl,gymnax,gymnasium]", "pytest")
     with side_venv("sb3-cpu-torch", *install, *pinned(*JAX_WITH_CACHE)) as python:
-        probe = "import torch, stable_baselines3 as sb3; print(torch.__version__, torch.version.cuda, sb3.__version__)"
-        torch, cuda, _ = run([python, "-c", probe], tmp_path).stdout.split()
-        assert Version(torch) == version and cuda == "None", (torch, cuda)
+        versions = installed(python)  # the CPU wheel found (its local version says so: +cpu), and SB3 beside it
+        assert Version(versions["torch"]) == version and version.local == "cpu", versions.get("torch")
+        assert "stable-baselines3" in versions and "torchrl" in versions, sorted(versions)
 
         report = pytest_in(python, ROOT / "tests" / "test_interop_sb3.py", ROOT / "tests" / "test_interop_torchrl.py")
     assert not report.failed and not report.skipped and report.passed >= 11, report
