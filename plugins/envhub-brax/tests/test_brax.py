@@ -412,3 +412,19 @@ def test_bad_params_are_refused_naming_the_leaf_and_fast_has_none():
     assert fast.default_params is None
     with pytest.raises(InvalidArgumentError, match="has no parameters"):
         fast.init(jax.random.key(0), params={"gravity": jnp.zeros(3)})
+
+
+def test_halfcheetah_makes_without_mujocos_settotalmass_notice_or_its_log_file(tmp_path, monkeypatch, capfd):
+    """brax's halfcheetah.xml sets ``settotalmass``, which MuJoCo 3.3+ deprecates: MuJoCo printed that on every make
+    and appended it to MUJOCO_LOG.TXT in the working folder. It is dropped (``envhub_brax.quiet.MUJOCO_NOTICES``);
+    MuJoCo's other warnings still print, and the handler set before is back afterwards."""
+    import mujoco
+    from envhub_brax.quiet import mujoco_notices_dropped
+
+    monkeypatch.chdir(tmp_path)
+    envhub.make("brax/halfcheetah")
+    assert capfd.readouterr() == ("", "") and list(tmp_path.iterdir()) == []
+    assert mujoco.get_mju_user_warning() is None
+    with mujoco_notices_dropped():
+        mujoco.get_mju_user_warning()("another MuJoCo warning")
+    assert capfd.readouterr().err == "WARNING: another MuJoCo warning\n"

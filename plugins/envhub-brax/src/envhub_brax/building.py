@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from envhub.plugin import Kwarg, from_signature, jax_kwargs, positive_int, use_egl_when_headless
-from envhub_brax.quiet import quiet
+from envhub_brax.quiet import mujoco_notices_dropped, quiet
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -108,7 +108,7 @@ def build(envs: Any, name: str, backend: str | None, kwargs: dict[str, Any]) -> 
     cls = envs._envs[name]  # brax's registry, what get_environment reads
     if _clip_lost_a_min():
         cls = type(cls.__name__, (_FluidClipFix, cls), {"__module__": cls.__module__})
-    with contextlib.redirect_stdout(sys.stderr), quiet():  # mujoco may print import notices on first use
+    with contextlib.redirect_stdout(sys.stderr), quiet(), mujoco_notices_dropped():  # MuJoCo compiles the model
         return cls(**kwargs)
 
 

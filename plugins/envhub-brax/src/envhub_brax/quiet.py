@@ -1,12 +1,15 @@
 """The warnings brax and its libraries give that tell an envhub-brax user nothing, dropped where they arise.
 
-Only these messages are ignored, only while the plugin imports, builds or traces brax (``quiet()``); every
-other warning, and anything brax prints, still reaches the user.
+Only these messages are ignored, only while the plugin imports, builds or traces brax (``quiet()``) or
+MuJoCo compiles a brax model (``mujoco_notices_dropped()``); every other warning, and anything brax
+prints, still reaches the user.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
+import sys
 import warnings
 from collections.abc import Iterator
 
@@ -31,3 +34,34 @@ def quiet() -> Iterator[None]:
         for category, message in NOTICES:
             warnings.filterwarnings("ignore", message=message, category=category)
         yield
+
+
+# MuJoCo's compiler warnings (C, not Python's warnings), with why each is dropped:
+MUJOCO_NOTICES = (
+    # brax's halfcheetah.xml sets `settotalmass`, which MuJoCo 3.3+ deprecates: brax's model to change. MuJoCo's
+    # own handler prints it and appends it to MUJOCO_LOG.TXT in the user's working folder, on every make.
+    r"compiler attribute 'settotalmass' is deprecated",
+)
+
+
+@contextlib.contextmanager
+def mujoco_notices_dropped() -> Iterator[None]:
+    """While it runs, MuJoCo's ``MUJOCO_NOTICES`` are dropped; its other warnings are passed to the handler set
+    before, or printed to stderr as MuJoCo prints them (without MuJoCo's log file)."""
+    import mujoco
+
+    before = mujoco.get_mju_user_warning()
+
+    def handler(message: str) -> None:
+        if any(re.search(notice, message) for notice in MUJOCO_NOTICES):
+            return
+        if before is not None:
+            before(message)
+        else:
+            print(f"WARNING: {message}", file=sys.stderr)
+
+    mujoco.set_mju_user_warning(handler)
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(before)
