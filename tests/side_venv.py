@@ -124,14 +124,15 @@ def installed(python: Path) -> dict[str, str]:
     return {dist.metadata["Name"].lower().replace("_", "-"): dist.version for dist in found}
 
 
-#: ``python -m pytest``, ending without the interpreter's teardown once pytest's exit handlers have run (as the
-#: ``envhub`` command does, envhub/cli/quick_exit.py): freeing what jax, torch and the backends allocated
-#: takes a subprocess 1-2 s that no test needs. ``[python, *PYTEST, *args]``.
+#: ``python -m pytest``, ending without the interpreter's teardown once pytest's exit handlers have run, as the
+#: ``envhub`` command does (``envhub.cli.quick_exit``, in every venv that runs the tests): freeing what jax, torch
+#: and the backends allocated takes a subprocess 1-2 s that no test needs. ``[python, *PYTEST, *args]``.
 PYTEST = (
     "-c",
-    "import atexit, os, sys\n"
-    "code = [None]  # registered first, this handler runs after pytest's\n"
-    "atexit.register(lambda: code[0] is None or (sys.stdout.flush(), sys.stderr.flush(), os._exit(code[0])))\n"
+    "import sys\n"
+    "from envhub.cli.quick_exit import end_after_exit_handlers\n"
+    "code = [None]\n"
+    "end_after_exit_handlers(code)  # registered before pytest's exit handlers, so it runs after them\n"
     "import pytest\n"
     "code[0] = int(pytest.main(sys.argv[1:]))\n",
 )
