@@ -95,6 +95,19 @@ def test_unknown_kwarg_names_env_kwarg_and_accepted(registry):
     assert isinstance(info.value, EnvhubError) and isinstance(info.value, TypeError)
 
 
+def test_a_typo_of_makes_own_kwargs_is_suggested_and_they_are_listed(registry):
+    """make's own keywords (num_envs, mesh, validate_actions) are suggested and listed beside the factory's."""
+    for typo, meant in (("num_env", "num_envs"), ("validate_action", "validate_actions"), ("meshes", "mesh")):
+        with pytest.raises(envhub.EnvKwargsError) as info:
+            registry.make("toy/Corridor-v0", **{typo: 8})
+        message = str(info.value)
+        assert f"unknown keyword argument {typo}=8 (did you mean {meant!r}?)" in message
+        assert (
+            "toy/Corridor-v0 accepts length: int = 6, max_steps: int = 20, bug: str | None = None, and make's own "
+            "num_envs: int | None = None, mesh: any = None, validate_actions: bool | 'strict' = True; fix or drop it"
+        ) in message
+
+
 def test_wrong_type_and_seed_are_refused_before_the_factory(registry):
     with pytest.raises(envhub.EnvKwargsError, match=r"length='x' \(str\) is not int; toy/Corridor-v0 accepts"):
         registry.make("toy/Corridor-v0", length="x")
@@ -196,6 +209,8 @@ def test_info_lists_the_kwargs_and_a_bad_one_exits_3(toy_default, capsys):
     err = capsys.readouterr().err
     assert err.startswith("envhub: error: make('toykw/Corridor-v0', ...): unknown keyword argument lenght=1")
     assert len(err.splitlines()) == 1
+    assert main(["info", "toykw/Corridor-v0", "-k", "num_env=8"]) == EXIT_ENVHUB_ERROR  # the same check as make's
+    assert "unknown keyword argument num_env=8 (did you mean 'num_envs'?)" in capsys.readouterr().err
 
 
 # --- values out of range ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 
 from envhub.core.kwargs import (
     ENVHUB_OWNED,
+    MAKE_KWARGS,
     OTHERS,
     Kwarg,
     bounds_rule,
@@ -52,7 +53,8 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
         if decl is None:
             if OTHERS in table:
                 continue
-            close = difflib.get_close_matches(name, [n for n in table if n != OTHERS], n=2, cutoff=0.6)
+            known = [n for n in table if n != OTHERS] + [n for n in MAKE_KWARGS if n not in table]
+            close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
             hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
             problem = f"unknown keyword argument {name}={short_repr(value)}{hint}"
         elif decl.refused:
@@ -74,7 +76,7 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
             )
         else:
             continue
-        fix = f"{spec.id} accepts {listing(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
+        fix = f"{spec.id} accepts {every_kwarg(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
         raise EnvKwargsError(spec.id, problem, fix, name)
     for name, value in kwargs.items():  # after the declared rules: a declared range names the values it takes
         if holds_nan(value):
@@ -83,6 +85,13 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
                 f"make({spec.id!r}, ...): {name}={short_repr(value)} {what}, which no keyword argument takes; "
                 f"give a number (`envhub info {spec.id}` lists each keyword argument)."
             )
+
+
+def every_kwarg(table: Mapping[str, Kwarg]) -> str:
+    """Every keyword ``make`` takes for an environment accepting ``table``: the factory's, then make's own."""
+    own = listing({n: kw for n, kw in MAKE_KWARGS.items() if n not in table})
+    shown = listing(table)
+    return f"only make's own {own}" if shown == listing({}) else f"{shown}, and make's own {own}"
 
 
 def holds_nan(value: Any, depth: int = 0) -> bool:
@@ -99,4 +108,4 @@ def holds_nan(value: Any, depth: int = 0) -> bool:
         return False
 
 
-__all__ = ["accepted", "check", "holds_nan"]
+__all__ = ["accepted", "check", "every_kwarg", "holds_nan"]
