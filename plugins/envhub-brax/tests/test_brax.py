@@ -428,3 +428,16 @@ def test_halfcheetah_makes_without_mujocos_settotalmass_notice_or_its_log_file(t
     with mujoco_notices_dropped():
         mujoco.get_mju_user_warning()("another MuJoCo warning")
     assert capfd.readouterr().err == "WARNING: another MuJoCo warning\n"
+
+
+def test_what_importing_brax_prints_goes_to_stderr_less_the_missing_warp_notice(capsys):
+    """Without warp-lang (a brax-only install), importing brax imports mujoco.mjx, which printed "Failed to import
+    warp" and "Failed to import mujoco_warp" on stdout on every run (tests/test_backends_quiet.py runs brax without
+    warp); those two lines are dropped (``envhub_brax.quiet.PRINTED_NOTICES``), anything else printed goes to stderr."""
+    from envhub_brax.quiet import prints_dropped
+
+    with prints_dropped():
+        print("Failed to import warp:", "No module named 'warp'")
+        print("Failed to import mujoco_warp: No module named 'warp'\nother news")
+        print("Failed to import warp: CUDA driver too old")  # an installed warp that fails still says why
+    assert capsys.readouterr() == ("", "other news\nFailed to import warp: CUDA driver too old\n")

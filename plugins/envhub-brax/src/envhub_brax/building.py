@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from envhub.plugin import Kwarg, from_signature, jax_kwargs, positive_int, use_egl_when_headless
-from envhub_brax.quiet import mujoco_notices_dropped, quiet
+from envhub_brax.quiet import mujoco_notices_dropped, prints_dropped, quiet
 
 BACKENDS = ("mjx", "generalized", "positional", "spring")
 DEFAULT_BACKEND = "mjx"  # the fastest pipeline on CPU (ant, 64 envs: about 3x generalized)
@@ -25,12 +25,12 @@ DEFAULT_LIMIT = 1000  # brax's training default episode length
 
 
 def import_brax_envs() -> Any:
-    """Import ``brax.envs``; mujoco's optional-import notices go to stderr, keeping stdout clean.
+    """Import ``brax.envs``; what it prints goes to stderr, keeping stdout clean, less ``quiet.PRINTED_NOTICES``.
 
     MuJoCo picks its OpenGL platform when first imported: without a display, EGL (unless ``MUJOCO_GL`` is set).
     """
     use_egl_when_headless()
-    with contextlib.redirect_stdout(sys.stderr), quiet():
+    with prints_dropped(), quiet():
         from brax import envs
     return envs
 

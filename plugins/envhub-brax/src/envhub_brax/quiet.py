@@ -1,17 +1,19 @@
 """The warnings brax and its libraries give that tell an envhub-brax user nothing, dropped where they arise.
 
-Only these messages are ignored, only while the plugin imports, builds or traces brax (``quiet()``) or
-MuJoCo compiles a brax model (``mujoco_notices_dropped()``); every other warning, and anything brax
-prints, still reaches the user.
+Only these messages are ignored, only while the plugin imports, builds or traces brax (``quiet()``), MuJoCo
+compiles a brax model (``mujoco_notices_dropped()``) or the plugin imports brax (``prints_dropped()``, lines
+printed); every other warning, and anything else brax prints (on stderr while it imports), still reaches the user.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import sys
 import warnings
 from collections.abc import Iterator
+from typing import TextIO
 
 # (category, message regex): what each silences, and why.
 NOTICES = (
@@ -65,3 +67,47 @@ def mujoco_notices_dropped() -> Iterator[None]:
         yield
     finally:
         mujoco.set_mju_user_warning(before)
+
+
+# Lines printed (``print``, not warnings) while brax imports, with why each is dropped:
+PRINTED_NOTICES = (
+    # brax imports mujoco.mjx, whose mujoco.mjx.warp tries warp-lang (MJX's optional Warp implementation, which
+    # envhub-brax never uses) and prints both lines where it is not installed: on every run of a brax-only install.
+    # A warp that is installed but fails to import still prints its reason.
+    r"Failed to import (warp|mujoco_warp): No module named 'warp'",
+)
+
+
+class _Lines(io.TextIOBase):
+    """A text stream passing each whole line to ``target``, less the lines that fully match a ``PRINTED_NOTICES``."""
+
+    def __init__(self, target: TextIO | None) -> None:
+        self.target, self.pending = target, ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self._pass(line + "\n")
+        return len(text)
+
+    def _pass(self, line: str) -> None:
+        if self.target is not None and not any(re.fullmatch(n, line.rstrip("\n")) for n in PRINTED_NOTICES):
+            self.target.write(line)
+
+    def flush(self) -> None:
+        if self.target is not None:
+            self.target.flush()
+
+
+@contextlib.contextmanager
+def prints_dropped() -> Iterator[None]:
+    """While it runs, what Python code prints goes to stderr (stdout is the user's), less the ``PRINTED_NOTICES``."""
+    lines = _Lines(sys.stderr)
+    try:
+        with contextlib.redirect_stdout(lines):
+            yield
+    finally:
+        if lines.pending:
+            lines._pass(lines.pending)
+        lines.flush()
