@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from envhub.cli.common import EXIT_OK, add_env_arguments, check_output, make_env, positive_int, rollout_steps, seed
-from envhub.cli.progress import Ticker, bar
+from envhub.cli.progress import Bar, Ticker
 
 NAME = "record"
 FORMATS = (".gif", ".mp4", ".html")  # envhub.tools.render.FORMATS, without importing jax here
@@ -49,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
             check_drawable(env, suffix, args)
             ticker.phase(f"compiling the rollout of {env.id}" if env.is_jax_native else f"starting {env.id}")
 
+            drawing = Bar("drawing", args.steps + 1, quiet=args.quiet)
+
             def on_frame(i: int, total: int) -> None:
                 ticker.stop()
                 if i == total or i % max(1, total // 100) == 0:
-                    bar("drawing", i, total, args.quiet)
+                    drawing.update(i)
 
             policy = envhub.random_policy(env)
             key = jax.random.key(args.seed)
@@ -87,8 +89,11 @@ def check_drawable(env: Any, suffix: str, args: argparse.Namespace) -> None:
         state, _ = env.init(jax.random.key(args.seed))
         try:
             env.render(state, None if env.num_envs is None else args.index)
-        except ImportError as exc:  # a MissingDependencyError (an envhub error) passes as the plugin wrote it
-            raise _missing_drawing_library(env.id, exc) from None
+        except Exception as exc:  # noqa: BLE001 - only a missing library is turned into its install line
+            missing = _missing_drawing_library(env.id, exc)
+            if missing is None:
+                raise
+            raise missing from None
 
 
 def _save_obs_instead(env_id: str, args: argparse.Namespace) -> str:
@@ -105,16 +110,28 @@ def _save_obs_instead(env_id: str, args: argparse.Namespace) -> str:
     return f'record its observations instead, e.g. to obs.npz: python -c "{code}"'
 
 
-def _missing_drawing_library(env_id: str, exc: ImportError) -> Exception:
-    """The envhub error for an ``ImportError`` while drawing: the plugin's ``render`` extra if it has one."""
+def _missing_drawing_library(env_id: str, exc: Exception) -> Exception | None:
+    """The envhub error for a drawing library missing, or None if ``exc`` is something else.
+
+    A missing library is an ``ImportError``, or a library's own error raised from or while handling one (gymnasium's
+    ``DependencyNotInstalled``, no ``ImportError`` since gymnasium 1.0); it becomes a ``MissingDependencyError``
+    with the plugin's ``render`` extra if it has one. An envhub error (None) passes as the plugin wrote it.
+    """
     import re
 
     from envhub.errors import EnvhubError, MissingDependencyError
 
     if isinstance(exc, EnvhubError):
-        return exc
+        return None
+    cause: BaseException | None = exc
+    seen: set[int] = set()
+    while cause is not None and not isinstance(cause, ImportError) and id(cause) not in seen:
+        seen.add(id(cause))
+        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+    if not isinstance(cause, ImportError):
+        return None
     named = re.match(r"No module named '([^']+)'|([A-Za-z_][\w.]*) is not installed", str(exc))
-    package = exc.name or (named and (named.group(1) or named.group(2))) or "a drawing library"
+    package = cause.name or (named and (named.group(1) or named.group(2))) or "a drawing library"
     return MissingDependencyError(f"Drawing {env_id}", package, render_install_line(env_id.split("/")[0], package))
 
 

@@ -1,8 +1,9 @@
 """Progress on stderr for the long steps of a command: ``compiling ... 12.3 s`` while it waits, then a bar.
 
 On a terminal, a step longer than ``GRACE_S`` shows one line that updates in place and is cleared when
-the step ends, so a fast error stays the only line on stderr. Elsewhere (a log, a pipe) a line is
-printed only every ``LOG_EVERY_S`` of a step, so logs stay short and a quick command prints nothing.
+the step ends, so a fast error stays the only line on stderr; the bar is redrawn in place. Elsewhere (a log,
+a pipe, CI) nothing is redrawn: a step prints a line only every ``LOG_EVERY_S`` of it, and a bar at most one
+line every ``LOG_EVERY_S`` plus its final one, so logs stay short and hold no ``\r``.
 """
 
 from __future__ import annotations
@@ -69,30 +70,60 @@ class Ticker:
                 return
 
     def _tty(self) -> bool:
-        try:
-            return bool(self.stream.isatty())  # type: ignore[attr-defined]
-        except (AttributeError, ValueError):
-            return False
+        return _isatty(self.stream)
 
     def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)  # type: ignore[attr-defined]
-            self.stream.flush()  # type: ignore[attr-defined]
-        except (OSError, ValueError):  # stderr closed: progress is not worth an error
+        if not _write(self.stream, text):  # stderr closed: no more progress
             self._done.set()
 
 
-def bar(label: str, done: int, total: int, quiet: bool, width: int = 30) -> None:
-    """One update of a progress bar on stderr (``label [####....] done/total``); a newline when complete."""
-    if quiet:
-        return
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
+class Bar:
+    """``bar = Bar("drawing", total)``, then ``bar.update(done)``: ``label [####....] done/total`` on stderr.
+
+    On a terminal the line is redrawn in place and ends with a newline when complete. Elsewhere (a log, CI)
+    a plain line is written at most every ``LOG_EVERY_S`` seconds, and the final one when complete: no ``\\r``.
+    """
+
+    def __init__(self, label: str, total: int, *, quiet: bool = False, width: int = 30, stream: object = None) -> None:
+        self.label, self.total, self.quiet, self.width = label, total, quiet, width
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = _isatty(self.stream)
+        self.last: float | None = None  # when the last log line was written (or the first update came)
+
+    def update(self, done: int) -> None:
+        if self.quiet:
+            return
+        complete, now = done >= self.total, _clock()
+        if self.last is None:
+            self.last = now
+        if not self.tty and not complete and now - self.last < LOG_EVERY_S:
+            return
+        self.last = now
+        filled = self.width * min(done, self.total) // max(self.total, 1)
+        line = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}"
+        _write(self.stream, (f"\r{line}" + ("\n" if complete else "")) if self.tty else f"{line}\n")
+
+
+def _clock() -> float:
+    """Seconds from a monotonic clock (a test replaces it with a fake one)."""
+    return time.monotonic()
+
+
+def _isatty(stream: object) -> bool:
     try:
-        line = f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-        print(line, end=end, file=sys.stderr, flush=True)
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+def _write(stream: object, text: str) -> bool:
+    """Write and flush; False if the stream is closed (progress is not worth an error)."""
+    try:
+        stream.write(text)  # type: ignore[attr-defined]
+        stream.flush()  # type: ignore[attr-defined]
     except (OSError, ValueError):
-        pass
+        return False
+    return True
 
 
-__all__ = ["GRACE_S", "LOG_EVERY_S", "Ticker", "bar"]
+__all__ = ["GRACE_S", "LOG_EVERY_S", "Bar", "Ticker"]

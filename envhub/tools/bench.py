@@ -1,7 +1,9 @@
 """Throughput of a jitted ``lax.scan`` rollout with random actions: what ``envhub bench`` measures.
 
-Compile time is the first call (trace + compile + one run); throughput is env steps per second,
-the median of ``repeats`` further calls. ``figure`` and ``plot`` need matplotlib (``pip install matplotlib``).
+``compile_s`` is the first call of the jitted rollout: tracing, XLA's compile and one run of ``steps`` steps;
+making the env before it (importing the backend library, ``envhub.make``) is not in it. Throughput is env
+steps per second, the median of ``repeats`` further calls. ``figure`` and ``plot`` need matplotlib
+(``pip install matplotlib``).
 """
 
 from __future__ import annotations
@@ -26,14 +28,21 @@ def measure(
     steps: int,
     repeats: int,
     on_repeat: Callable[[int, int], None] | None = None,
+    on_compile: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Time one configuration; ``make_env(num_envs)`` builds the env (closed afterwards)."""
+    """Time one configuration; ``make_env(num_envs)`` builds the env (closed afterwards).
+
+    ``on_compile()`` is called when the env is made, at the instant ``compile_s`` starts counting (so progress
+    shown from then on measures what ``compile_s`` does); ``on_repeat(i, repeats)`` after each timed repeat.
+    """
     from envhub.tools.rollout import random_policy, rollout
 
     with make_env(num_envs) as env:
         policy = random_policy(env)
         # The one rollout; only rewards leave jit, so XLA drops the rest of the trajectory (as fast as a bare scan).
         run = jax.jit(lambda key: rollout(env, policy, key, steps)[2].reward)
+        if on_compile is not None:
+            on_compile()
         start = time.perf_counter()
         jax.block_until_ready(run(jax.random.key(0)))
         compile_s = time.perf_counter() - start

@@ -18,12 +18,11 @@ from envhub.plugin import (
     HostEnvironment,
     HostStep,
     InvalidArgumentError,
-    RenderError,
     from_gymnasium_space,
     spaces,
     to_gymnasium_action,
 )
-from envhub_gymnasium import same_step
+from envhub_gymnasium import render, same_step
 from envhub_gymnasium.quiet import load_env_creator
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
@@ -155,17 +154,7 @@ class GymnasiumEnvironment(HostEnvironment):
         )
 
     def _host_render(self, host: Any) -> Any:
-        if not self.render_modes:
-            raise RenderError(
-                self.id,
-                f"it was made with render_mode={self.kwargs.get('render_mode')!r}, and frames need 'rgb_array'",
-                "make it with render_mode='rgb_array' (the default where the env offers it)",
-            )
-        frames = host.render()
-        if isinstance(frames, (list, tuple)):
-            frames = np.stack([np.asarray(f) for f in frames])
-        frames = np.asarray(frames)
-        return frames[None] if frames.ndim == 3 else frames
+        return render.frames(self, host)
 
     @property
     def metadata(self) -> dict[str, Any]:

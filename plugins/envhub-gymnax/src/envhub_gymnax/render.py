@@ -28,8 +28,18 @@ DRAWABLE = frozenset(
 )
 
 
+#: How to install what gymnax's visualizer draws with (pygame, through gymnasium), the plugin's ``render`` extra.
+RENDER_EXTRA = 'pip install "envhub-gymnax[render]"'
+
+
 def draw(env: Any, state: Any) -> np.ndarray:
-    """One uint8 RGB frame of one gymnax ``state`` of the envhub environment ``env``."""
+    """One uint8 RGB frame of one gymnax ``state`` of the envhub environment ``env``.
+
+    Raises:
+        MissingDependencyError: a drawing library is missing (pygame for classic control), with ``RENDER_EXTRA``.
+    """
+    from gymnasium.error import DependencyNotInstalled  # gymnax requires gymnasium
+
     from envhub.plugin import MissingDependencyError
 
     name = env.gymnax_env.name
@@ -39,10 +49,11 @@ def draw(env: Any, state: Any) -> np.ndarray:
         if name in vis_gym.SUPPORTED_GYM_ENVS:
             return _gym_frame(env, vis_gym, name, state)
         return _matplotlib_frame(env.gymnax_env, env.params, state)
-    except ImportError as exc:  # gymnasium's DependencyNotInstalled (pygame) is an ImportError too
-        raise MissingDependencyError(
-            f"Drawing gymnax's {name}", getattr(exc, "name", None) or "pygame", 'pip install "envhub-gymnax[render]"'
-        ) from exc
+    # gymnasium >= 1.0 raises DependencyNotInstalled (no ImportError) from the ImportError of pygame
+    except (ImportError, DependencyNotInstalled) as exc:
+        missing = exc if isinstance(exc, ImportError) else exc.__cause__
+        package = getattr(missing, "name", None) or "pygame"
+        raise MissingDependencyError(f"Drawing {env.id}", package, RENDER_EXTRA) from exc
 
 
 def _gym_frame(env: Any, vis_gym: Any, name: str, state: Any) -> np.ndarray:
