@@ -10,13 +10,26 @@ same way). Set ENVHUB_TEST_XLA_FLAGS=default to test with XLA's usual optimisati
 import gc
 import os
 import sys
+from pathlib import Path
 
-CHEAP_COMPILES = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+CHEAP_COMPILES = ["--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false"]
+#: The flags of CHEAP_COMPILES the installed jaxlib refuses (left out; shown in pytest's header).
+DROPPED_FLAGS: list[str] = []
 
-if os.environ.get("ENVHUB_TEST_XLA_FLAGS") != "default":
+if not os.environ.get("ENVHUB_TEST_XLA_FLAGS_SET"):
     # Read when jax starts its CPU backend (the first computation), which no import has done yet;
-    # subprocesses the tests start inherit it.
-    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {CHEAP_COMPILES}".strip()
+    # subprocesses the tests start inherit it. Only the flags this jaxlib knows (tests/xla_flags.py:
+    # an unknown one aborts the process, and pytest's capture would hide why).
+    from xla_flags import known_flags
+
+    _user_flags = os.environ.get("XLA_FLAGS", "")
+    _kept, DROPPED_FLAGS = known_flags(
+        [] if os.environ.get("ENVHUB_TEST_XLA_FLAGS") == "default" else CHEAP_COMPILES,
+        _user_flags,
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "envhub" / "xla-flags.json",
+    )
+    os.environ["XLA_FLAGS"] = " ".join([_user_flags, *_kept]).strip()
+    os.environ["ENVHUB_TEST_XLA_FLAGS_SET"] = "1"  # xdist workers and subprocesses inherit the result
 
 # Where the environment sets PYTHONDONTWRITEBYTECODE (this machine does), every test process and
 # subprocess would compile jax's sources again on import (10 s instead of 5 s for jax and the
@@ -68,11 +81,12 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import functools  # noqa: E402
 import importlib.metadata  # noqa: E402
+import platform  # noqa: E402
 import re  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from packaging.requirements import Requirement  # noqa: E402
+from packaging.specifiers import SpecifierSet  # noqa: E402
 
 # The python blocks of README.md and docs/*.md run as tests (tests/markdown_blocks.py); `-m quick`
 # selects the inner-loop tier (tests/tiers.py).
@@ -101,6 +115,9 @@ def plugin_not_installed(plugin_dir: Path) -> str | None:
     if match is None:
         return None
     name, install = match.group(1), f"uv pip install -e plugins/{plugin_dir.name}"
+    python = re.search(r'^requires-python\s*=\s*"([^"]+)"', (plugin_dir / "pyproject.toml").read_text(), re.MULTILINE)
+    if python is not None and not SpecifierSet(python.group(1)).contains(platform.python_version()):
+        return f"{name} needs Python {python.group(1)}, this is {platform.python_version()}"
     try:
         requires = importlib.metadata.requires(name) or []
     except importlib.metadata.PackageNotFoundError:
@@ -153,6 +170,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason="; ".join(missing)))
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    dropped = f" (left out, unknown to this jaxlib: {' '.join(DROPPED_FLAGS)})" if DROPPED_FLAGS else ""
+    return f"XLA_FLAGS: {os.environ.get('XLA_FLAGS', '')!r}{dropped}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker (not a pytest this suite runs in a subprocess)
         import atexit
@@ -168,6 +190,17 @@ def _exit_without_teardown() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Where ENVHUB_TEST_RUN_FILE is set (.ci/run, per job): record what this run ran on (tests/run_file.py)."""
+    path = os.environ.get("ENVHUB_TEST_RUN_FILE")
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if path and reporter is not None and not hasattr(session.config, "workerinput"):
+        from run_file import backend_libraries, write
+
+        write(path, session.config.invocation_params.args, reporter.stats, exitstatus,
+              backend_libraries(PLUGINS, plugin_not_installed))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

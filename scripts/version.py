@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
 _VERSION = re.compile(r'^version = "([^"]+)"$', re.M)
 _PLUGIN_REQ = re.compile(
-    r'"(envhub-(?:gymnax|gymnasium|envpool|brax|jumanji|craftax|xminigrid|playground|pgx|jaxmarl|ale|jaxatari|octax|factoriax))[^"]*"'
-)
+    r'"(envhub-(?:gymnax|gymnasium|envpool|brax|jumanji|craftax|xminigrid|playground|pgx|jaxmarl|ale|jaxatari|octax|factoriax))[^";]*'
+)  # an environment marker after the range (`; python_version >= '3.11'`) is kept
 _CORE_REQ = re.compile(r'"envhub(>=[^"]*)"')
 
 
@@ -54,7 +54,7 @@ def stamped(version: str) -> dict[Path, str]:
     out = {}
     root = (ROOT / "pyproject.toml").read_text()
     out[ROOT / "pyproject.toml"] = _PLUGIN_REQ.sub(
-        lambda m: f'"{m.group(1)}{extras}"', _VERSION.sub(f'version = "{version}"', root, 1)
+        lambda m: f'"{m.group(1)}{extras}', _VERSION.sub(f'version = "{version}"', root, 1)
     )
     out[ROOT / "envhub" / "version.py"] = re.sub(
         r'__version__ = "[^"]*"', f'__version__ = "{version}"', (ROOT / "envhub" / "version.py").read_text()

@@ -19,6 +19,7 @@ import threading
 from typing import Any
 
 import jax
+import jax.export  # jax before 0.7 does not import this submodule itself
 
 _BUILTIN = {tuple, list, dict, type(None), collections.OrderedDict, collections.defaultdict}
 _done: set[type] = set()
