@@ -7,6 +7,7 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from examples_loader import load_file
 
 import envhub
@@ -48,10 +49,12 @@ def test_core_metadata_names_plugins_by_range_without_direct_references(tmp_path
     assert [r for r in requires if " @ " in r or "file:" in r] == []
     assert meta["Version"] == envhub.__version__
     for backend in IN_REPO:
-        for extra in (backend, "all"):
-            assert f"envhub-{backend}<0.2,>={envhub.__version__}; extra == '{extra}'" in requires
+        for extra in (backend, "all"):  # `all` leaves out, by a marker, a plugin that needs a newer Python
+            named = [Requirement(r) for r in requires if Requirement(r).name == f"envhub-{backend}"]
+            chosen = [r for r in named if r.marker.evaluate({"extra": extra, "python_version": "3.13"})]
+            assert [str(r.specifier) for r in chosen] == [f"<0.2,>={envhub.__version__}"], (backend, extra)
     assert set(meta.get_all("Provides-Extra")) >= {*IN_REPO, "all"}
-    assert {r.split(";")[0] for r in requires if "extra" not in r} == {"jax>=0.4.35", "numpy", "pluggy>=1.5"}
+    assert {r.split(";")[0] for r in requires if "extra" not in r} == {"jax>=0.6", "numpy", "pluggy>=1.5"}
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
@@ -86,7 +89,10 @@ def test_release_set_is_the_core_and_the_in_repo_plugins_without_the_template():
 
 def test_every_in_repo_plugin_s_tests_are_in_the_suite():
     """pytest's testpaths name every plugin folder: a plugin left out would pass CI with its tests never run."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest itself requires tomli there
+        import tomli as tomllib
 
     testpaths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
     assert sorted(p for p in testpaths if p.startswith("plugins/")) == [f"plugins/envhub-{b}" for b in sorted(IN_REPO)]
