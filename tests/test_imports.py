@@ -24,31 +24,47 @@ BACKENDS = (
     "jaxtari",
 )
 
+#: What gymnax's top level imports for its drawings (seaborn pulls scipy): no gymnax env needs it to run.
+DRAWING = ("matplotlib", "seaborn", "scipy")
+
 PROBE = """
-import json, sys
+import json, os, sys
+def report():  # one line of JSON: what is imported now
+    print(json.dumps({{"backends": [m for m in {backends!r} if m in sys.modules],
+                       "plugins": sorted(m for m in sys.modules if m.startswith("envhub_")),
+                       "drawing": [m for m in {drawing!r} if m in sys.modules]}}), flush=True)
 {body}
-print(json.dumps({{"backends": [m for m in {backends!r} if m in sys.modules],
-                   "plugins": sorted(m for m in sys.modules if m.startswith("envhub_"))}}))
+report()
+os._exit(0)  # skip the interpreter's teardown (jax's and the backends' frees: seconds)
 """
 
 
-def _probe(body: str) -> dict:
-    code = PROBE.format(body=body, backends=BACKENDS)
+def _probes(body: str) -> list[dict]:
+    """What ``body`` has imported when it calls ``report()``, and at its end, in a fresh interpreter."""
+    code = PROBE.format(body=body, backends=BACKENDS, drawing=DRAWING)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(run.stdout.splitlines()[-1])
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"backends"')]
+
+
+def _probe(body: str) -> dict:
+    return _probes(body)[-1]
 
 
 def test_import_envhub_imports_no_backend():
     assert _probe("import envhub")["backends"] == []
 
 
-def test_envhub_list_check_loads_plugins_but_no_backend():
-    result = _probe("from envhub.cli import main\nmain(['list', '--check'])")
-    assert result["backends"] == []
-    installed = [b.prefix for b in __import__("envhub").list_backends()]
+def test_envhub_list_check_loads_plugins_but_no_backend_and_gymnax_envs_make_without_its_drawings():
+    rows = __import__("envhub").list_backends()
+    installed, gymnax = [b.prefix for b in rows], any(b.prefix == "gymnax" and b.status == "ok" for b in rows)
+    made = "import envhub\nenvhub.make('gymnax/CartPole-v1')\n"  # `import gymnax` then: the plugin's tests
+    listed, *after = _probes("from envhub.cli import main\nmain(['list', '--check'])\nreport()\n" + made * gymnax)
+    assert listed["backends"] == []
     # Each installed plugin module was imported (to report its status), its backend was not (plain
     # `envhub list` imports neither: tests/test_cli_list.py).
-    assert all(f"envhub_{p}" in result["plugins"] for p in installed if p in IN_REPO)
+    assert all(f"envhub_{p}" in listed["plugins"] for p in installed if p in IN_REPO)
+    if gymnax:  # the gymnax modules CartPole needs, not gymnax's top level (13 s on a loaded machine)
+        assert after[0]["drawing"] == [] and "gymnax" in after[0]["backends"], after[0]
 
 
 def _module_imports():

@@ -42,6 +42,52 @@ class TestBatchedBreakout(testing.ConformanceTests):
     make_kwargs = {"num_envs": 2}
 
 
+def test_our_id_table_is_gymnaxs_registry():
+    """The plugin lists ``importing.ENVS`` and builds each env from its class's own module until gymnax is imported
+    (tests/test_imports.py: CartPole then makes without matplotlib, seaborn or scipy): the table is gymnax's."""
+    import importlib
+
+    from envhub_gymnax import importing
+
+    assert list(importing.ENVS) == gymnax.registered_envs[: len(importing.ENVS)]
+    for name, where in importing.ENVS.items():
+        module, _, attr = where.partition(":")
+        assert (
+            getattr(importlib.import_module(f"gymnax.environments.{module}"), attr)
+            is gymnax.registration._registry[name]
+        )
+    assert importing.registered_envs() == gymnax.registered_envs  # gymnax imported: its registry answers
+    env, params = importing.make("Catch-bsuite", rows=8)
+    assert type(env) is type(gymnax.make("Catch-bsuite")[0]) and env.rows == 8 and params == env.default_params
+
+
+def test_import_alone_runs_a_packages_init_only_when_asked_for_what_it_defines(tmp_path, monkeypatch):
+    import sys
+
+    from envhub_gymnax.importing import import_alone
+
+    root = tmp_path / "deferred_pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("import deferred_pkg.heavy\nfrom deferred_pkg import sub\nVALUE = 1\n")
+    (root / "heavy.py").write_text("")
+    (root / "light.py").write_text("Y = 2\n")
+    (root / "sub" / "__init__.py").write_text("import deferred_pkg.heavy\n")
+    (root / "sub" / "leaf.py").write_text("from deferred_pkg import light\nX = light.Y\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert import_alone("deferred_pkg.sub.leaf").X == 2 and "deferred_pkg.heavy" not in sys.modules
+        import deferred_pkg
+
+        assert deferred_pkg.sub.leaf.X == 2 and "deferred_pkg.heavy" not in sys.modules  # modules: no __init__
+        assert deferred_pkg.VALUE == 1 and "deferred_pkg.heavy" in sys.modules  # its own name: its __init__ ran
+        assert "__getattr__" not in vars(deferred_pkg)
+        with pytest.raises(AttributeError):
+            deferred_pkg.nothing  # noqa: B018
+    finally:
+        for name in [m for m in sys.modules if m.partition(".")[0] == "deferred_pkg"]:
+            del sys.modules[name]
+
+
 def test_mnist_bandit_is_unavailable_with_the_reason():
     with pytest.raises(
         EnvUnavailableError, match="'gymnax/MNISTBandit-bsuite' is listed but unavailable here: .*downloads the MNIST"

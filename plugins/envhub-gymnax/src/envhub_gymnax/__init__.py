@@ -1,6 +1,7 @@
 """envhub backend for gymnax: every gymnax environment, batched on envhub's JAX base, jit/scan/vmap friendly.
 
-gymnax is imported lazily, inside the hook and the factories, so ``envhub list`` stays fast.
+gymnax is imported lazily, inside the factories, and only the modules an environment needs (``importing``), so
+``envhub list``, ``envhub info`` and an unknown id's error stay fast.
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ CHECK_OPTIONS["DiscountingChain-bsuite"]["params_variant"] = {"max_steps_in_epis
 @envhub.hookimpl
 def envhub_register_envs(register: Any) -> None:
     """Register every id in gymnax's registry."""
-    from gymnax import registration
+    import importlib.util
 
-    for name in registration.registered_envs:
+    from envhub_gymnax.importing import registered_envs
+
+    if importlib.util.find_spec("gymnax") is None:  # the ids are ours until gymnax is imported: is it there?
+        raise ModuleNotFoundError("No module named 'gymnax'", name="gymnax")
+    for name in registered_envs():
         if name in UNAVAILABLE:
             register(name, None, unavailable=UNAVAILABLE[name])
             continue

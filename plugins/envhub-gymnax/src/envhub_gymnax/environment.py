@@ -6,14 +6,15 @@ import dataclasses
 import importlib.metadata
 from typing import Any
 
-import gymnax
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnax.environments import spaces as gymnax_spaces
 
 import envhub
 from envhub.plugin import JaxStep, draw_each, positive_int, spaces, take_time_limit
+from envhub_gymnax import importing
+
+gymnax_spaces = importing.import_alone("gymnax.environments.spaces")
 
 
 def _unbounded(space: spaces.Space) -> spaces.Space:
@@ -66,11 +67,11 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         if limit is not None:  # gymnax takes 0 or -1 and truncates every step
             where = f"(gymnax's max_steps_in_episode) for gymnax/{name}"
             kwargs["max_steps_in_episode"] = positive_int("max_episode_steps", limit, where=where)
-        gymnax_env, default_params = gymnax.make(name)
+        gymnax_env, default_params = importing.make(name)
         field_names = {f.name for f in dataclasses.fields(default_params)}
         constructor_kwargs = {k: v for k, v in kwargs.items() if k not in field_names}
         if constructor_kwargs:
-            gymnax_env, default_params = gymnax.make(name, **constructor_kwargs)
+            gymnax_env, default_params = importing.make(name, **constructor_kwargs)
         base = params if params is not None else default_params
         params = base.replace(**{k: _like(getattr(base, k), v) for k, v in kwargs.items() if k in field_names})
         self._setup(name, gymnax_env, params)
@@ -164,7 +165,7 @@ class GymnaxKeepingMetrics(GymnaxEnvironment):
 
 def declared_kwargs(name: str) -> dict[str, envhub.Kwarg]:
     """``params``, the constructor's arguments, every ``EnvParams`` field and the time limit of gymnax ``name``."""
-    gymnax_env, params = gymnax.make(name)
+    gymnax_env, params = importing.make(name)
     fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
     limit = fields.pop("max_steps_in_episode", None)
     return {
