@@ -12,10 +12,12 @@ from __future__ import annotations
 from envhub import spaces, testing
 from envhub.core.action_check import any_invalid, host_value_checker
 from envhub.core.arguments import positive_int
+from envhub.core.bounds import Bounds, Range
 from envhub.core.checking import checks_values_on_host, values_checked_by_caller
 from envhub.core.drawing import draw_each
 from envhub.core.env import Environment
 from envhub.core.kwargs import OTHERS, REQUIRED, TIME_LIMIT_KWARG, Kwarg, from_signature, infer_type, time_limit_kwargs
+from envhub.core.mjx_params import MjxParams, WithMjxParams
 from envhub.core.tree import select
 from envhub.core.types import TimeStep, truncated_unless_terminated
 from envhub.errors import (
@@ -57,6 +59,11 @@ __all__ = [
     "from_signature",
     "infer_type",
     "time_limit_kwargs",
+    "Range",
+    # params as data
+    "Bounds",
+    "MjxParams",
+    "WithMjxParams",
     # JAX-native backends
     "JaxEnvironment",
     "JaxState",

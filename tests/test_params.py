@@ -12,7 +12,7 @@ import pytest
 
 from envhub import spaces, testing, wrappers
 from envhub.errors import InvalidArgumentError
-from envhub.plugin import JaxEnvironment, JaxStep
+from envhub.plugin import Bounds, JaxEnvironment, JaxStep
 
 N = 4
 
@@ -36,8 +36,8 @@ class Drift(JaxEnvironment):
         return {"goal": 1.0, "speed": 0.25, "start": 0.0}
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        return {"params['speed']": (0.0, None)}
+    def params_bounds(self) -> Bounds:
+        return Bounds(speed=(0.0, None))
 
     def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
         if self.bug == "ignores_params":

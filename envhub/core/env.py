@@ -9,12 +9,13 @@ import jax
 
 from envhub import spaces
 from envhub.core.action_check import check_action
+from envhub.core.bounds import Bounds
 from envhub.core.checking import STRICT, check_values, checks_values_on_host, outermost_check, validate_actions_value
 from envhub.core.checking import values_checked_by_caller as values_checked_by_caller
 from envhub.core.drawing import checked_frames, drawable_index
 from envhub.core.exporting import register_for_export
 from envhub.core.keys import check_key
-from envhub.core.params import Bounds, checked_params, checked_where
+from envhub.core.params import checked_params, checked_where
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
 from envhub.errors import ClosedEnvironmentError
@@ -51,13 +52,18 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 
     # --- what backends implement -------------------------------------------------------------
 
-    @abc.abstractmethod
-    def _init(self, key: jax.Array) -> tuple[State, TimeStep[Obs]]:
-        """Create a state from scratch (may allocate host resources)."""
+    # ``params``: passed (by keyword) only to an env with parameters (``default_params`` not None), checked first
+    # (``envhub.core.params``); never passed otherwise, so a backend without them may leave it out of its signature.
 
     @abc.abstractmethod
-    def _reset(self, key: jax.Array, state: State) -> tuple[State, TimeStep[Obs]]:
-        """Start a new episode, reusing the resources of ``state``."""
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[State, TimeStep[Obs]]:
+        """Create a state from scratch (may allocate host resources); ``params``: checked params, ``None`` for
+        the defaults."""
+
+    @abc.abstractmethod
+    def _reset(self, key: jax.Array, state: State, params: Any = None) -> tuple[State, TimeStep[Obs]]:
+        """Start a new episode, reusing the resources of ``state``; ``params``: checked params for the new
+        episodes, ``None`` for those the state holds."""
 
     @abc.abstractmethod
     def _step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:
@@ -97,8 +103,9 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
 
     @property
     def params_bounds(self) -> Bounds:
-        """``{leaf name: (low, high)}`` the values of params must lie in (checked on eager calls)."""
-        return {}
+        """The ranges the values of params must lie in, keyed as ``default_params`` is (``envhub.core.bounds``),
+        checked on eager calls and at ``make``."""
+        return Bounds()
 
     def _set_params(self, state: State, params: Any, where: jax.Array | None) -> State:
         """``state`` whose next episodes (of the envs in ``where``) start with ``params``; only envs with params."""
@@ -115,7 +122,8 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         """Return a new ``(state, timestep)`` from scratch; ``params`` (default: ``default_params``) live in the state."""
         self._check_open("init")
         check_key(self.id, "init", key)
-        out = self._init(key) if params is None else self._init(key, params=self._checked(params))
+        given = {} if params is None else {"params": self._checked(params)}  # see _init: only where given
+        out = self._init(key, **given)
         register_for_export(out)  # so jax.export can serialize programs over them (envhub.core.exporting)
         space = self.action_space
         if isinstance(space, spaces.Tree):
@@ -149,12 +157,14 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
     def _checked(self, params: Any) -> Any:
         return checked_params(self.id, self.default_params, params, self.num_envs, self.params_bounds)
 
-    def _reset_where(self, key: jax.Array, state: State, where: jax.Array) -> tuple[State, TimeStep[Obs]]:
+    def _reset_where(
+        self, key: jax.Array, state: State, where: jax.Array, params: Any = None
+    ) -> tuple[State, TimeStep[Obs]]:
         """Reset only where ``where``; the default (for JAX-native envs) resets all and selects."""
         if not self.is_jax_native:
             raise NotImplementedError(f"{type(self).__name__} ({self.id!r}) cannot reset a subset of its environments.")
 
-        new_state, ts = self._reset(key, state)
+        new_state, ts = self._reset(key, state, **({} if params is None else {"params": params}))
         return select(where, new_state, state), ts
 
     def step(self, key: jax.Array, state: State, action: Action) -> tuple[State, TimeStep[Obs]]:

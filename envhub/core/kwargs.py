@@ -25,6 +25,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from envhub.core.bounds import Above, Range, bounds_rule, within
+
 #: The make kwarg that sets the time limit on every first-party backend (native names are aliases).
 TIME_LIMIT_KWARG = "max_episode_steps"
 #: The largest time limit: episode steps are counted in int32.
@@ -33,10 +35,6 @@ STEPS_MAX = 2**31 - 1
 OTHERS = "**"
 #: The ``default`` of a kwarg that has none.
 REQUIRED: Any = inspect.Parameter.empty
-
-
-class Above(float):
-    """A low end of ``Kwarg.bounds`` that the value must exceed, not equal (a time step, a scale)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +57,7 @@ class Kwarg:
     doc: str = ""
     alias_of: str = ""
     refused: str = ""
-    bounds: tuple[float | None, float | None] | None = None
+    bounds: Range | None = None
 
     above = Above  # not a field (no annotation): plugins reach it through the Kwarg they import
 
@@ -88,36 +86,6 @@ def time_limit_kwargs(default: int | None, native: str = "", doc: str = "") -> d
         alias = f"the backend's name for {TIME_LIMIT_KWARG}"
         kw[native] = Kwarg(int | None, default, alias, TIME_LIMIT_KWARG, bounds=(None, STEPS_MAX))
     return kw
-
-
-def within(value: Any, bounds: tuple[float | None, float | None] | None) -> bool:
-    """Whether ``value`` lies in ``bounds`` (both ends included, a low ``Above`` excluded); None, non-numbers and arrays
-    pass (types are checked elsewhere), NaN does not."""
-    if bounds is None or value is None or isinstance(value, bool):
-        return True
-    number = value  # a Python int compares exactly, however large
-    if not isinstance(value, (int, float)):
-        if getattr(value, "shape", None) != ():
-            return True
-        try:
-            number = float(value)  # NumPy and JAX scalars
-        except (TypeError, ValueError, OverflowError):
-            return True
-    low, high = bounds
-    above_low = low is None or (number > low if isinstance(low, Above) else number >= low)
-    return above_low and (high is None or number <= high)
-
-
-def bounds_rule(bounds: tuple[float | None, float | None]) -> str:
-    """``bounds`` in words: ``>= 1``, ``<= 0.5``, ``from 0.0 to 1.0``, ``2`` (the one value), ``> 0.0``."""
-    low, high = bounds
-    if isinstance(low, Above):
-        return f"> {low!r}" + ("" if high is None else f" and <= {high!r}")
-    if low is not None and low == high:
-        return f"{low!r}"
-    if low is not None and high is not None:
-        return f"from {low!r} to {high!r}"
-    return f">= {low!r}" if low is not None else f"<= {high!r}"
 
 
 def matches(value: Any, tp: Any) -> bool:

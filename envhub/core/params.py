@@ -18,25 +18,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.core.bounds import Bounds, Range, bounds_rule, first_outside, leaf_name, leaf_ranges
 from envhub.errors import InvalidArgumentError
 
-#: ``(low, high)`` a leaf's values must lie in (``None``: unbounded on that side), keyed by its leaf name.
-Bounds = Mapping[str, tuple[float | None, float | None]]
 
-
-def leaf_name(path: Any) -> str:
-    """``params.gravity``, ``params['body_mass']``: how messages (and ``params_bounds``) name a leaf."""
-    return "params" + jax.tree_util.keystr(path)
-
-
-def checked_params(env_id: str, default: Any, params: Any, num_envs: int | None, bounds: Bounds | None = None) -> Any:
+def checked_params(
+    env_id: str, default: Any, params: Any, num_envs: int | None, bounds: Bounds | Mapping[str, Range] | None = None
+) -> Any:
     """``params`` with every leaf cast to its default's dtype, after checking structure, shapes and bounds.
 
     Raises:
         InvalidArgumentError: the env has no parameters, a structure other than ``default``'s (the message names
             the first difference), a leaf of another shape or of a dtype that cannot be cast (a bool for a number
             included); on eager calls only, a value that does not fit the leaf's integer dtype, a NaN (or an
-            infinity where the default is finite), a value outside ``bounds``.
+            infinity where the default is finite), a value outside ``bounds`` (``envhub.core.bounds``).
     """
     if default is None:
         raise InvalidArgumentError(
@@ -54,8 +49,14 @@ def checked_params(env_id: str, default: Any, params: Any, num_envs: int | None,
     cast = [_leaf(env_id, leaf_name(p), d, x, num_envs) for (p, d), x in zip(leaves, jax.tree.leaves(params))]
     for (p, d), x in zip(leaves, cast):
         _check_finite(env_id, leaf_name(p), d, x)
-    if bounds:
-        _check_bounds(env_id, {leaf_name(p): x for (p, _), x in zip(leaves, cast)}, bounds)
+    for i, name, leaf_bounds in leaf_ranges(env_id, default, bounds):
+        bad = first_outside(cast[i], leaf_bounds)
+        if bad is not None:
+            rule = bounds_rule(leaf_bounds)
+            raise InvalidArgumentError(
+                f"{name} of {env_id!r} has the value {bad!r}; it must be {rule} (env.params_bounds). "
+                f"Give values in that range."
+            )
     return jax.tree.unflatten(want, cast)
 
 
@@ -197,24 +198,60 @@ def _castable(have: Any, want: np.dtype) -> bool:
 
 
 def _check_fits(env_id: str, name: str, value: Any, want: np.dtype) -> None:
-    """Refuse a concrete integer ``value`` outside ``want``'s range (a cast would wrap it: 2**32 + 5 becomes 5)."""
-    if not jnp.issubdtype(want, jnp.integer) or isinstance(value, jax.core.Tracer):
+    """Refuse a concrete number that a cast would change beyond rounding: an integer outside an int leaf's dtype
+    (2**32 + 5 would become 5), for a float leaf an integer outside the int dtype JAX holds it in first (without
+    x64, ``np.int64(2**40)`` became 0.0), or a float beyond a float leaf's range (it would become inf)."""
+    if isinstance(value, (bool, jax.core.Tracer)) or not isinstance(
+        value, (int, float, np.number, np.ndarray, jax.Array)
+    ):
         return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, np.ndarray, jax.Array)):
+    if hasattr(value, "dtype") and not jnp.issubdtype(value.dtype, jnp.number):
+        return  # bools, keys: the dtype check refuses them
+    array = None if isinstance(value, int) else np.asarray(value)
+    kind = "i" if array is None else array.dtype.kind
+    if array is not None and (array.size == 0 or kind not in "iuf"):
+        return  # complex: the dtype check refuses it
+    if kind == "f":
+        _check_float_range(env_id, name, array, want)
         return
-    if isinstance(value, int):
-        low = high = value
+    low, high = (value, value) if array is None else (int(array.min()), int(array.max()))
+    if jnp.issubdtype(want, jnp.integer):
+        held = want
+    elif jnp.issubdtype(want, jnp.inexact):  # JAX holds an integer in its int dtype before the cast to a float
+        held = jax.dtypes.canonicalize_dtype(np.int64 if array is None else array.dtype)
     else:
-        array = np.asarray(value)
-        if not np.issubdtype(array.dtype, np.integer) or array.size == 0:
-            return
-        low, high = int(array.min()), int(array.max())
-    info = np.iinfo(want)
-    if low < info.min or high > info.max:
-        bad = low if low < info.min else high
+        return
+    info = np.iinfo(held)
+    if low >= info.min and high <= info.max:
+        return
+    bad = low if low < info.min else high
+    if held == want:
         raise InvalidArgumentError(
             f"{name} of {env_id!r} has the value {bad}, which does not fit its dtype {want} "
             f"(from {info.min} to {info.max}); give values in that range."
+        )
+    largest = float(np.finfo(want).max)  # a Python float: compared with any int exactly, without overflow
+    fix = (
+        f"give it as a float ({float(bad)!r})"
+        if abs(bad) <= largest
+        else f"give a value {want} holds (at most {largest:.7g})"
+    )
+    raise InvalidArgumentError(
+        f"{name} of {env_id!r} has the integer value {bad}, outside {held} (from {info.min} to {info.max}), which JAX "
+        f"holds integers in before the cast to its dtype {want}: it would wrap; {fix}."
+    )
+
+
+def _check_float_range(env_id: str, name: str, array: np.ndarray, want: np.dtype) -> None:
+    """Refuse a finite float beyond a float leaf's dtype (``1e300`` for a float32 leaf would become inf)."""
+    if not jnp.issubdtype(want, jnp.floating) or np.finfo(array.dtype).max <= np.finfo(want).max:
+        return
+    largest = np.finfo(want).max
+    big = array[np.isfinite(array) & (np.abs(array) > largest)]
+    if big.size:
+        raise InvalidArgumentError(
+            f"{name} of {env_id!r} has the value {big.flat[0].item()!r}, beyond its dtype {want} (at most "
+            f"{largest:.7g} either way), where it would be inf; give values within that range."
         )
 
 
@@ -235,22 +272,6 @@ def _check_finite(env_id: str, name: str, default: Any, value: jax.Array) -> Non
 def _python_number_fits(value: Any, want: np.dtype) -> bool:
     """A Python float with an integral value (``500.0``) is taken for an int leaf, as ``make``'s kwargs are."""
     return isinstance(value, float) and value.is_integer() and jnp.issubdtype(want, jnp.integer)
-
-
-def _check_bounds(env_id: str, leaves: dict[str, jax.Array], bounds: Bounds) -> None:
-    for name, (low, high) in bounds.items():
-        value = leaves.get(name)
-        if value is None or isinstance(value, jax.core.Tracer):
-            continue  # traced: checked by no one (values are free only where concrete)
-        array = np.asarray(value)
-        bad = (array < low if low is not None else False) | (array > high if high is not None else False)
-        if np.any(bad):
-            rule = " and ".join(
-                s for s in (f">= {low}" if low is not None else "", f"<= {high}" if high is not None else "") if s
-            )
-            raise InvalidArgumentError(
-                f"{name} of {env_id!r} has the value {array[bad].flat[0].item()!r}; it must be {rule}. Give values in that range."
-            )
 
 
 __all__ = ["Bounds", "as_arrays", "checked_params", "checked_where", "leaf_name", "per_env"]

@@ -126,10 +126,11 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
 
     # --- the functional API --------------------------------------------------------------------
 
-    def _init(self, key: jax.Array) -> tuple[HostState, TimeStep[Any]]:
+    # Host envs have no params (default_params is None): the core never passes ``params``.
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[HostState, TimeStep[Any]]:
         return self._bridge.call("init", None, None, key_to_seeds(key, self._num_seeds()))
 
-    def _reset(self, key: jax.Array, state: HostState) -> tuple[HostState, TimeStep[Any]]:
+    def _reset(self, key: jax.Array, state: HostState, params: Any = None) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
         return self._bridge.call("reset", state.handle, state.version, key_to_seeds(key, self._num_seeds()))
 
@@ -138,7 +139,9 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
         # traced: the host callback checks the values (free there); eager: step() already did
         return self._bridge.call("step", state.handle, state.version, action, check_values=checks_values_on_host(self))
 
-    def _reset_where(self, key: jax.Array, state: HostState, where: jax.Array) -> tuple[HostState, TimeStep[Any]]:
+    def _reset_where(
+        self, key: jax.Array, state: HostState, where: jax.Array, params: Any = None
+    ) -> tuple[HostState, TimeStep[Any]]:
         state = _check_state(self, state)
         lead = jnp.shape(where)[: jnp.ndim(where) - len(self._env_shape())]
         mask = jnp.reshape(jnp.asarray(where, jnp.bool_), (*lead, self._n))

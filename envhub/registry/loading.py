@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any
 
+from envhub.core.bounds import bounds_rule, first_outside, leaf_ranges
 from envhub.core.env import Environment
-from envhub.core.kwargs import bounds_rule, short_repr, within
+from envhub.core.kwargs import short_repr
 from envhub.errors import EnvhubError, InvalidArgumentError, PluginLoadError, UnknownBackendError
 from envhub.registry.discovery import AUTOLOAD_SWITCH, SELECT_SWITCH, switches
 from envhub.registry.factory_errors import refusal
@@ -73,21 +74,23 @@ def build(spec: EnvSpec, origin: str, entry_point: Any, kwargs: dict[str, Any]) 
 def _check_parameter_kwargs(
     spec: EnvSpec, origin: str, env: Environment[Any, Any, Any], kwargs: dict[str, Any]
 ) -> None:
-    """Refuse a kwarg that set a parameter (``params.<name>`` in ``env.params_bounds``) to a value out of its bounds."""
+    """Refuse a kwarg that set a parameter (a field ``name`` of ``env.default_params`` that ``env.params_bounds``
+    bounds) to a value out of its bounds: the check of ``init(params=...)`` (``envhub.core.bounds``), at make."""
     if not any(k != "num_envs" for k in kwargs):
         return
     try:
-        bounds = env.params_bounds
+        ranges = leaf_ranges(spec.id, env.default_params, env.params_bounds)
     except PLUGIN_FAULTS as exc:
+        env.close()
         raise PluginLoadError(spec.prefix, origin, exc, during=f"in params_bounds of {spec.id!r}") from exc
     for name, value in kwargs.items():
-        leaf = next((leaf for leaf in (f"params.{name}", f"params[{name!r}]") if leaf in (bounds or {})), None)
-        if leaf is not None and not within(value, bounds[leaf]):
-            env.close()
-            raise InvalidArgumentError(
-                f"make({spec.id!r}, ...): {name}={short_repr(value)} is out of range: it must be "
-                f"{bounds_rule(bounds[leaf])} (the bounds of the parameter {leaf}); give a value in that range."
-            )
+        for _, leaf, bounds in ranges:
+            if leaf in (f"params.{name}", f"params[{name!r}]") and first_outside(value, bounds) is not None:
+                env.close()
+                raise InvalidArgumentError(
+                    f"make({spec.id!r}, ...): {name}={short_repr(value)} is out of range: it must be "
+                    f"{bounds_rule(bounds)} (the bounds of the parameter {leaf}); give a value in that range."
+                )
 
 
 def spec_collector(prefix: str, envs: dict[str, EnvSpec]) -> Callable[..., None]:

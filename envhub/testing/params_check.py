@@ -1,6 +1,7 @@
 """The ``params`` check: per-env parameters reach each env, and new values never compile again.
 
-It reuses the probe's rollout (init, ``main_steps`` steps, reset), whose params are an input of the
+First, without running anything, the env's ``params_bounds`` must name only leaves its ``default_params`` has and
+the defaults must lie within them (``envhub.core.bounds``). Then it reuses the probe's rollout (init, ``main_steps`` steps, reset), whose params are an input of the
 program (``Probe.run``): it runs it again with varied params (``varied_params``: float leaves scaled by
 1.25, or ``Options.params_variant``) and, for a batched env, with half the envs varied. The program must
 still be compiled once, the varied rollout must differ from the default one (else the backend ignores
@@ -17,7 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envhub.core.bounds import bounds_rule, first_outside, leaf_ranges
 from envhub.core.params import per_env
+from envhub.errors import InvalidArgumentError
 from envhub.testing.compare import CheckFailure, CheckSkipped, require
 from envhub.testing.messages import tree_difference
 from envhub.testing.probe import Probe
@@ -31,14 +34,16 @@ def varied_params(default: Any) -> Any | None:
 
 
 def check_params(probe: Probe) -> None:
-    """Varied params change the rollout, per-env params reach each env (env ``i`` of a mixed batch equals
-    env ``i`` of a uniform one), and init, step and reset compile once for every params value."""
+    """params_bounds follow default_params and hold for the defaults, varied params change the rollout, per-env
+    params reach each env (env ``i`` of a mixed batch equals env ``i`` of a uniform one), and init, step and reset
+    compile once for every params value."""
     env = probe.env
-    default = probe.run.default
-    if default is None:
+    if env.default_params is None:
         raise CheckSkipped(f"{env.id!r} has no parameters (default_params is None): there is nothing to pass")
     if not probe.options.params:
         raise CheckSkipped("Options(params=False): the plugin turned the params check off for this env")
+    check_bounds_hold(env)
+    default = probe.run.default
     variant = probe.options.params_variant
     if variant is None and varied_params(default) is None:
         raise CheckSkipped(
@@ -94,6 +99,25 @@ def check_params(probe: Probe) -> None:
     )
 
 
+def check_bounds_hold(env: Any) -> None:
+    """``env.params_bounds`` name only leaves ``env.default_params`` has, and every default lies within them."""
+    default = env.default_params
+    try:
+        ranges = leaf_ranges(env.id, default, env.params_bounds)
+    except InvalidArgumentError as exc:
+        raise CheckFailure(str(exc)) from exc
+    leaves = jax.tree.leaves(default)
+    for i, name, bounds in ranges:
+        bad = first_outside(leaves[i], bounds)
+        require(
+            bad is None,
+            lambda name=name, bad=bad, bounds=bounds: (
+                f"the default {name} is {bad!r}, outside the env's own params_bounds ({bounds_rule(bounds)}), so its "
+                f"defaults given back (init(key, params=env.default_params)) are refused: widen the bounds or fix the default"
+            ),
+        )
+
+
 def _with(params: Any, values: dict[str, Any]) -> Any:
     """``params`` with the fields (a dataclass with ``replace``) or keys (a dict) in ``values`` set."""
     return params.replace(**values) if hasattr(params, "replace") else {**params, **values}
@@ -132,4 +156,4 @@ def _rows_equal(a: Any, b: Any, row: Any, atol: float) -> bool:
     return True
 
 
-__all__ = ["check_params", "varied_params"]
+__all__ = ["check_bounds_hold", "check_params", "varied_params"]

@@ -83,13 +83,13 @@ class Corridor(Environment[Any, Any, Any]):
             return jnp.int32(0)
         return jax.random.randint(key, (), 0, self.length // 2)
 
-    def _init(self, key: jax.Array) -> tuple[Any, TimeStep[Any]]:
+    def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:  # no params: never given
         pos = self._start(key)
         state = {"pos": pos, "t": jnp.int32(0), "pending_reset": jnp.bool_(False)}
         ts = TimeStep.first(self._obs(pos, state["t"]), {"moved": jnp.bool_(False)})
         return state, ts.replace(final_obs=self._final(ts.obs))
 
-    def _reset(self, key: jax.Array, state: Any) -> tuple[Any, TimeStep[Any]]:
+    def _reset(self, key: jax.Array, state: Any, params: Any = None) -> tuple[Any, TimeStep[Any]]:
         state, ts = self._init(key)
         return ({**state, "episodes": jnp.int32(1)} if self.bug == "reset_state" else state), ts
 
