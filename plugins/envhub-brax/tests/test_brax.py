@@ -403,7 +403,7 @@ def test_params_are_written_where_every_pipeline_reads_them():
 def test_bad_params_are_refused_naming_the_leaf_and_fast_has_none():
     env = envhub.make(ENV, num_envs=2)
     params = env.default_params
-    assert env.params_bounds == {"params['body_mass']": (0.0, None), "params['geom_friction']": (0.0, None)}
+    assert env.params_bounds == envhub.plugin.Bounds(body_mass=(0.0, None), geom_friction=(0.0, None))
     with pytest.raises(InvalidArgumentError, match=r"params\['body_mass'\] .* has the value -1.0; it must be >= 0.0"):
         env.init(jax.random.key(0), params={**params, "body_mass": params["body_mass"].at[1].set(-1.0)})
     with pytest.raises(InvalidArgumentError, match=r"params\['gravity'\] .* has shape \(2,\)"):

@@ -223,29 +223,3 @@ def test_params_are_written_into_the_mjx_model_and_bad_ones_refused():
         env.init(jax.random.key(0), params={**d, "geom_friction": d["geom_friction"].at[0].set(-0.5)})
     with pytest.raises(InvalidArgumentError, match=r"params\['body_mass'\] .* shape \(3,\)"):
         env.reset(jax.random.key(0), None, params={**d, "body_mass": jnp.ones(3)})
-
-
-def test_a_servo_bias_follows_its_gain():
-    """MuJoCo's <position> actuator (bias -kp*q) keeps kp in both, as playground's randomizers set them."""
-    from types import SimpleNamespace
-
-    from envhub_playground.params import ModelParams
-
-    class Fields(SimpleNamespace):  # what ModelParams reads and replaces of an MJX model
-        def replace(self, **changes):
-            return Fields(**{**vars(self), **changes})
-
-    gainprm, biasprm = np.zeros((2, 10), np.float32), np.zeros((2, 10), np.float32)
-    gainprm[:, 0], biasprm[1, 1] = 3.0, -3.0  # actuator 0: a motor; 1: a servo of kp 3
-    mj = SimpleNamespace(actuator_gainprm=gainprm, actuator_biasprm=biasprm, actuator_biastype=np.array([0, 1]))
-    model = Fields(
-        opt=Fields(gravity=jnp.zeros(3)),
-        body_mass=jnp.ones(2),
-        geom_friction=jnp.ones((1, 3)),
-        actuator_gainprm=jnp.asarray(gainprm),
-        actuator_biasprm=jnp.asarray(biasprm),
-    )
-    params = ModelParams(model, mj)
-    new = params.model(model, {**params.defaults, "actuator_gain": jnp.array([5.0, 7.0])})
-    np.testing.assert_allclose(new.actuator_gainprm[:, 0], [5.0, 7.0])
-    np.testing.assert_allclose(new.actuator_biasprm[:, 1], [0.0, -7.0])

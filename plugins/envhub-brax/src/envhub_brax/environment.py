@@ -16,13 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import JaxState, JaxStep, spaces, take_time_limit
+from envhub.plugin import JaxState, JaxStep, WithMjxParams, spaces, take_time_limit
 from envhub_brax import building
-from envhub_brax.params import BOUNDS, system_params, with_system
+from envhub_brax.params import system_params
 from envhub_brax.quiet import quiet
 
 
-class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
+class BraxEnvironment(WithMjxParams, envhub.JaxEnvironment[Any, Any, jax.Array]):
     """A brax environment on envhub's JAX base: time limit, same-step auto-reset, true truncation.
 
     Args:
@@ -89,7 +89,7 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         )
         self.name = name
         self.brax_env = brax_env
-        self._system_params = system_params(brax_env)
+        self.mjx_params = system_params(brax_env)  # the params (WithMjxParams); None for fast (no physics)
 
     @property
     def episode_length(self) -> int | None:
@@ -126,33 +126,16 @@ class BraxEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         """brax's ``System`` of this environment (what brax's rendering needs)."""
         return self.brax_env.sys
 
-    @property
-    def default_params(self) -> dict[str, jax.Array] | None:
-        """``gravity`` (3,), ``body_mass`` (nbody,), ``geom_friction`` (ngeom,: sliding) and ``actuator_gain`` (nu,)
-        of brax's ``System``; ``None`` for an env without physics (``fast``). See ``envhub_brax.params``."""
-        return None if self._system_params is None else self._system_params.defaults
-
-    @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        """Masses and friction are >= 0."""
-        return {} if self._system_params is None else BOUNDS
-
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
-
-    def _brax(self, params: Any) -> Any:
-        """brax's env, or (given one env's params) a copy of it whose ``sys`` holds them."""
-        if params is None or self._system_params is None:
-            return self.brax_env
-        return with_system(self.brax_env, self._system_params.system(self.brax_env.sys, params))
 
     def _reset_one(self, key: jax.Array, params: Any = None) -> tuple[Any, Any]:
         with quiet():
-            brax_state = self._brax(params).reset(key)
+            brax_state = self.with_params(self.brax_env, params).reset(key)
         return brax_state, brax_state.obs
 
     def _step_one(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> JaxStep:
         with quiet():
-            stepped = self._brax(params).step(state, action)  # brax's step takes no key
+            stepped = self.with_params(self.brax_env, params).step(state, action)  # brax's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # brax has no time limit of its own: the base's counts
         return JaxStep(
             state=stepped,

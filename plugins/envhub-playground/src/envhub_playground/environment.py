@@ -16,14 +16,14 @@ import jax.numpy as jnp
 import numpy as np
 
 import envhub
-from envhub.plugin import InvalidArgumentError, JaxStep, positive_int, spaces, take_time_limit
+from envhub.plugin import InvalidArgumentError, JaxStep, WithMjxParams, positive_int, spaces, take_time_limit
 from envhub_playground.importing import import_registry
-from envhub_playground.params import BOUNDS, model_params, with_model
+from envhub_playground.params import model_params
 
 IMPLS = ("jax", "warp", "c", "cpp")
 
 
-class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
+class PlaygroundEnvironment(WithMjxParams, envhub.JaxEnvironment[Any, Any, jax.Array]):
     """A playground environment on envhub's JAX base.
 
     Args:
@@ -70,7 +70,7 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
             )
         self.name, self.impl = name, impl
         self.playground_env = registry.load(name, config=config, config_overrides=overrides)
-        self._model_params = model_params(self.playground_env)
+        self.mjx_params = model_params(self.playground_env)  # the params (WithMjxParams)
         super().__init__(  # the observation space is read lazily: tracing a reset takes seconds
             action_space=spaces.Box(-1.0, 1.0, (self.playground_env.action_size,), np.float32),
             num_envs=num_envs,
@@ -102,31 +102,16 @@ class PlaygroundEnvironment(envhub.JaxEnvironment[Any, Any, jax.Array]):
         """The env's ``ml_collections`` config, overrides applied."""
         return self.playground_env._config
 
-    @property
-    def default_params(self) -> dict[str, jax.Array] | None:
-        """``gravity`` (3,), ``body_mass`` (nbody,), ``geom_friction`` (ngeom,: sliding) and ``actuator_gain`` (nu,)
-        of the env's ``mjx_model``; see ``envhub_playground.params``."""
-        return None if self._model_params is None else self._model_params.defaults
-
-    @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        """Masses and friction are >= 0."""
-        return {} if self._model_params is None else BOUNDS
-
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
-    def _playground(self, params: Any) -> Any:
-        """playground's env, or (given one env's params) a copy of it whose ``mjx_model`` holds them."""
-        if params is None or self._model_params is None:
-            return self.playground_env
-        return with_model(self.playground_env, self._model_params.model(self.playground_env.mjx_model, params))
-
     def _reset_one(self, key: jax.Array, params: Any = None) -> tuple[Any, Any]:
-        state = self._playground(params).reset(key)  # playground keeps its own key in state.info["rng"]
+        state = self.with_params(self.playground_env, params).reset(
+            key
+        )  # playground keeps its own key in state.info["rng"]
         return state, state.obs
 
     def _step_one(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> JaxStep:
-        stepped = self._playground(params).step(state, action)  # playground's step takes no key
+        stepped = self.with_params(self.playground_env, params).step(state, action)  # playground's step takes no key
         no_truncation = jnp.zeros((), jnp.bool_)  # playground's time limit is a wrapper's: the base counts it
         return JaxStep(
             state=stepped,

@@ -1,7 +1,8 @@
 """Physical parameters as data: gravity, body masses, sliding friction and actuator gains of the env's MJX model.
 
-The fields playground's own domain randomizers (``registry.get_domain_randomizer``) vary most; written into
-``mjx_model`` as they do, into a shallow copy of the env traced with it (the env object is never changed).
+The four fields, their bounds and how they enter the model are ``envhub.plugin.MjxParams``' (shared with
+envhub-brax), written into ``mjx_model`` as playground's own domain randomizers (``registry.get_domain_randomizer``)
+do, into a shallow copy of the env traced with it (the env object is never changed).
 """
 
 from __future__ import annotations
@@ -10,39 +11,16 @@ import copy
 from typing import Any
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 
-#: What values each leaf takes (``envhub.Environment.params_bounds``).
-BOUNDS = {"params['body_mass']": (0.0, None), "params['geom_friction']": (0.0, None)}
+from envhub.plugin import MjxParams
 
 
-class ModelParams:
-    """The params of one playground env: their defaults (from its ``mjx_model``), and the model a value gives."""
+class ModelParams(MjxParams):
+    """The params of one playground env: ``envhub.plugin.MjxParams`` of its ``mjx_model``."""
 
-    def __init__(self, model: Any, mj_model: Any):
-        self.defaults = {
-            "gravity": jnp.asarray(model.opt.gravity),  # (3,)
-            "body_mass": jnp.asarray(model.body_mass),  # (nbody,), MuJoCo's body ids (0: the world)
-            "geom_friction": jnp.asarray(model.geom_friction[:, 0]),  # (ngeom,) sliding friction
-            "actuator_gain": jnp.asarray(model.actuator_gainprm[:, 0]),  # (nu,) gain (a servo's kp)
-        }
-        gain, bias = np.asarray(mj_model.actuator_gainprm[:, 0]), np.asarray(mj_model.actuator_biasprm[:, 1])
-        # A position servo (bias -kp*q) keeps its bias tied to its gain, as playground's randomizers do.
-        self._servo = (np.asarray(mj_model.actuator_biastype) != 0) & (gain != 0) & np.isclose(bias, -gain)
-
-    def model(self, model: Any, params: dict[str, jax.Array]) -> Any:
-        """``model`` with ``params`` (one env's) written in."""
-        gain = params["actuator_gain"]
-        return model.replace(
-            opt=model.opt.replace(gravity=params["gravity"]),
-            body_mass=params["body_mass"],
-            geom_friction=model.geom_friction.at[:, 0].set(params["geom_friction"]),
-            actuator_gainprm=model.actuator_gainprm.at[:, 0].set(gain),
-            actuator_biasprm=model.actuator_biasprm.at[:, 1].set(
-                jnp.where(self._servo, -gain, model.actuator_biasprm[:, 1])
-            ),
-        )
+    def env_with(self, env: Any, params: dict[str, jax.Array]) -> Any:
+        """A copy of playground's ``env`` whose ``mjx_model`` holds ``params``."""
+        return with_model(env, self.model(env.mjx_model, params))
 
 
 def model_params(env: Any) -> ModelParams | None:
