@@ -14,7 +14,7 @@ import pytest
 
 from envhub import spaces, testing, wrappers
 from envhub.errors import InvalidArgumentError
-from envhub.plugin import JaxEnvironment, JaxStep
+from envhub.plugin import Bounds, JaxEnvironment, JaxStep
 
 N = 4
 KEY = jax.random.key(0)
@@ -39,8 +39,8 @@ class Slide(JaxEnvironment):
         return dict(DEFAULT)
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        return {"params['speed']": (0.0, None), "params['limit']": (1, None)}
+    def params_bounds(self) -> Bounds:
+        return Bounds(speed=(0.0, None), limit=(1, None))
 
     def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
         x = params["start"] + 0.01 * jax.random.uniform(key)
@@ -85,6 +85,12 @@ BAD_PARAMS = [
     ("int too big (Python)", with_(limit=2**40), r"params\['limit'\] .* has the value 1099511627776, which does not fit its dtype int32", False),
     ("int too big (numpy int64)", with_(limit=np.full(N, 2**40)), r"has the value 1099511627776, which does not fit its dtype int32", False),
     ("uint32 past int32", with_(limit=np.uint32(4_000_000_000)), r"has the value 4000000000, which does not fit its dtype int32", False),
+    ("int64 past int32 for a float leaf", with_(goal=np.int64(2**40)), r"params\['goal'\] .* has the integer value 1099511627776, outside int32 .* it would wrap; give it as a float \(1099511627776.0\)", False),
+    ("int64 array past int32 for a float leaf", with_(goal=np.full(N, -(2**33))), r"has the integer value -8589934592, outside int32", False),
+    ("uint64 past uint32 for a float leaf", with_(speed=np.uint64(2**63)), r"params\['speed'\] .* integer value 9223372036854775808, outside uint32", False),
+    ("Python int past int32 for a float leaf", with_(goal=2**40), r"params\['goal'\] .* has the integer value 1099511627776, outside int32", False),
+    ("Python int past float32", with_(goal=2**200), r"has the integer value 1606938044258990275541962092341162602522202993782792835301376, .* give a value float32 holds", False),
+    ("float64 past float32", with_(goal=np.float64(1e300)), r"params\['goal'\] .* has the value 1e\+300, beyond its dtype float32 .* where it would be inf", False),
 ]  # fmt: skip
 
 #: Params that must be taken (cast to the defaults' dtypes).
@@ -290,11 +296,17 @@ def test_gymnax_env_params_cases():
         (default.replace(max_steps_in_episode=np.array(2**40)), r"params.max_steps_in_episode .* has the value 1099511627776, which does not fit"),
         (default.replace(gravity=jnp.nan), r"params.gravity of 'gymnax/CartPole-v1' has the value nan; it must be finite"),
         (default.replace(masspole=-0.1), r"params.masspole .* must be >= 0.0"),
+        (default.replace(total_mass=0.0), r"params.total_mass .* has the value 0.0; it must be > 0.0"),
+        (default.replace(tau=-0.02), r"params.tau .* it must be > 0.0"),
+        (default.replace(force_mag=np.int64(2**40)), r"params.force_mag .* integer value 1099511627776, outside int32"),
     ]  # fmt: skip
     for params, match in rows:
         with pytest.raises(InvalidArgumentError, match=match):
             env.set_params(state, params)
     env.set_params(state, default.replace(max_steps_in_episode=200.0))  # an integral float, as make's kwargs
+    for kwargs, match in [({"m": -1.0}, r"m=-1.0 is out of range: it must be > 0.0"), ({"dt": 0}, r"dt=0 .* > 0.0")]:
+        with pytest.raises(InvalidArgumentError, match=r"make\('gymnax/Pendulum-v1', \.\.\.\): " + match):
+            envhub.make("gymnax/Pendulum-v1", **kwargs)  # physical constants: a negative mass, a time step of 0
     acrobot = envhub.make("gymnax/Acrobot-v1", num_envs=N).init(KEY)[0]
     with pytest.raises(InvalidArgumentError, match=r"^step of 'gymnax/CartPole-v1' .*state.env is a gymnax\..*acrobot"):
         env.step(KEY, acrobot, jnp.ones(N, jnp.int32))

@@ -134,11 +134,12 @@ class GymnaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return self.params
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        """Masses and lengths are positive, an episode lasts at least one step (gymnax itself checks none)."""
-        names = [f.name for f in dataclasses.fields(self.params)]
-        bounds = {f"params.{n}": (0.0, None) for n in names if "mass" in n or "length" in n}
-        return {**bounds, **({"params.max_steps_in_episode": (1, None)} if "max_steps_in_episode" in names else {})}
+    def params_bounds(self) -> envhub.plugin.Bounds:
+        """Masses, lengths and time steps are not negative (divisors > 0), probabilities in [0, 1], an episode lasts
+        at least one step: ``envhub_gymnax.bounds`` (gymnax itself checks none)."""
+        from envhub_gymnax.bounds import params_bounds
+
+        return params_bounds(self.params)
 
     def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
         obs, state = self.gymnax_env.reset_env(key, params)
