@@ -149,7 +149,7 @@ def test_params_are_data_per_env_and_checked():
     state, _ = jax.eval_shape(lambda k: env.init(k, params=params), jax.random.key(0))
     assert state.params.day_length.shape == (2,) and state.params.spawn_cow_chance.dtype == jnp.float32
     with pytest.raises(
-        envhub.errors.InvalidArgumentError, match=r"params.spawn_cow_chance .* must be >= 0.0 and <= 1.0"
+        envhub.errors.InvalidArgumentError, match=r"params.spawn_cow_chance .* must be from 0.0 to 1.0"
     ):
         env.init(jax.random.key(0), params=default.replace(spawn_cow_chance=1.5))
     with pytest.raises(envhub.errors.InvalidArgumentError, match=r"params.day_length .* shape \(3,\)"):

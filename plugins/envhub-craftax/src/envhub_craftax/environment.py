@@ -12,15 +12,15 @@ import numpy as np
 from craftax.craftax_env import make_craftax_env_from_name
 
 import envhub
-from envhub.plugin import JaxStep, positive_int, spaces, take_time_limit, truncated_unless_terminated
+from envhub.plugin import Bounds, JaxStep, positive_int, spaces, take_time_limit, truncated_unless_terminated
 from envhub_craftax.textures import use_user_texture_cache
 
 # No episode reaches this many steps: ``is_terminal`` with it leaves out craftax's time limit.
 _NO_LIMIT = np.iinfo(np.int32).max
 # Worlds generated together on CPU: the fastest of 8/16/32/64 for 64 and 1024 envs (lax.map batches).
 CPU_RESET_CHUNK = 16
-# EnvParams fields that count steps: a day and an episode last at least one.
-_LENGTHS = ("max_timesteps", "day_length")
+# EnvParams fields that count steps (a day and an episode last at least one), or cap an attribute at >= 1.
+_AT_LEAST_ONE = ("max_timesteps", "day_length", "max_attribute")
 
 
 class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
@@ -90,12 +90,13 @@ class CraftaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return self.params
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
-        """Chances lie in [0, 1]; healths, the day and the episode last at least 1."""
+    def params_bounds(self) -> Bounds:
+        """Chances lie in [0, 1]; healths, the day, the episode and the attribute cap are at least 1; a distance >= 0."""
         names = [f.name for f in dataclasses.fields(self.params)]
-        chances = {f"params.{n}": (0.0, 1.0) for n in names if n.endswith("_chance")}
-        at_least_one = {f"params.{n}": (1, None) for n in names if n.endswith("_health") or n in _LENGTHS}
-        return {**chances, **at_least_one}
+        chances = {n: (0.0, 1.0) for n in names if n.endswith("_chance")}
+        at_least_one = {n: (1, None) for n in names if n.endswith("_health") or n in _AT_LEAST_ONE}
+        distances = {n: (0, None) for n in names if n.endswith("_distance")}
+        return Bounds({**chances, **at_least_one, **distances})
 
     def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
         obs, state = self.craftax_env.reset_env(key, params)

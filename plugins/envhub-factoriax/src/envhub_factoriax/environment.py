@@ -16,7 +16,7 @@ from factoriax.engine.renderer import DEFAULT_TILE_PX, JaxRenderer
 from factoriax.engine.step import is_game_over
 
 import envhub
-from envhub.plugin import JaxStep, draw_each, positive_int, spaces, take_time_limit
+from envhub.plugin import Bounds, JaxStep, draw_each, positive_int, spaces, take_time_limit
 
 #: factoriax's own name for the time limit (an ``EnvParams`` field), accepted as an alias of ``max_episode_steps``.
 NATIVE_LIMIT = "max_timesteps"
@@ -107,15 +107,15 @@ class FactoriaxEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return self.params
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+    def params_bounds(self) -> Bounds:
         """Rates and resources are not negative; ore stays within the observation's [0, 1] when make's did."""
         most = BLOCK_MAX_RESOURCES if self.single_observation_space.high.max() <= 1.0 else None
-        return {
-            "params.base_resources": (0, most),
-            "params.miner_mining_rate": (0, None),
-            "params.player_mining_yield": (0, None),
-            "params.max_timesteps": (1, None),
-        }
+        return Bounds(
+            base_resources=(0, most),
+            miner_mining_rate=(0, None),
+            player_mining_yield=(0, None),
+            max_timesteps=(1, None),
+        )
 
     def _reset_one(self, key: jax.Array, params: Any) -> tuple[Any, Any]:
         obs, state = self.factoriax_env.reset_env(key, params)

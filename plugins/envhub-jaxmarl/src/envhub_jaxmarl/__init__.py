@@ -82,7 +82,7 @@ def make_jaxmarl_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, A
 # Ranges jaxmarl does not check (outside them: an IndexError, a negative shape or a shape mismatch inside jaxmarl, at
 # make or at the first step). MPE's physics is 2-D; local_ratio weighs local against global reward; a time step of 0
 # or less freezes or reverses the physics without an error.
-BOUNDS: dict[str, tuple[float | None, float | None]] = {
+BOUNDS: dict[str, envhub.plugin.Range] = {
     "dt": (envhub.Kwarg.above(0.0), None),
     **dict.fromkeys(("num_landmarks", "num_good_agents", "num_adversaries", "num_obs", "dim_c"), (0, None)),
     "dim_p": (2, 2),

@@ -29,7 +29,7 @@ UNAVAILABLE = {
 # A side is at most MAX_SIDE: far above any real board (a 2048x2048 Snake, Tetris or 2048 steps in under 1 GB),
 # and a typo such as num_rows=10**9 is refused by make instead of allocating until memory runs out.
 MAX_SIDE = 2048
-BOUNDS: dict[str, tuple[int, int | None]] = {
+BOUNDS: dict[str, envhub.plugin.Range] = {
     **dict.fromkeys(("num_rows", "num_cols", "board_size"), (2, MAX_SIDE)),
     "obs_num_ems": (1, None),
 }

@@ -50,7 +50,7 @@ def make_pgx_env(name: str, **kwargs: Any) -> envhub.Environment[Any, Any, Any]:
 
 # Ranges pgx does not check (Go's history_length or max_terminal_steps below 1 end in an IndexError or a
 # negative shape inside pgx; MinAtar's sticky_action_prob is a probability).
-BOUNDS: dict[str, tuple[float | None, float | None]] = {
+BOUNDS: dict[str, envhub.plugin.Range] = {
     "history_length": (1, None),
     "max_terminal_steps": (1, None),
     "sticky_action_prob": (0.0, 1.0),

@@ -20,6 +20,7 @@ from xminigrid.types import StepType
 
 import envhub
 from envhub.plugin import (
+    Bounds,
     EnvUnavailableError,
     InvalidArgumentError,
     JaxState,
@@ -108,9 +109,9 @@ class XMiniGridEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         return self._default_params
 
     @property
-    def params_bounds(self) -> dict[str, tuple[float | None, float | None]]:
+    def params_bounds(self) -> Bounds:
         """An episode lasts at least one step."""
-        return {"params['max_steps']": (1, None)}
+        return Bounds(max_steps=(1, None))
 
     # --- one environment, as envhub's JAX base needs it ----------------------------------------
 
