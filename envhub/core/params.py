@@ -190,7 +190,7 @@ def _leaf(env_id: str, name: str, default: Any, value: Any, num_envs: int | None
 def _castable(have: Any, want: np.dtype) -> bool:
     """``same_kind`` casting, except a bool for a number (``True`` is no mass) and keys only for keys."""
     extended = jax.dtypes.extended
-    if jax.dtypes.issubdtype(have, extended) or jax.dtypes.issubdtype(want, extended):
+    if jnp.issubdtype(have, extended) or jnp.issubdtype(want, extended):
         return bool(have == want)
     if have == np.bool_ and want != np.bool_:
         return False
@@ -211,10 +211,10 @@ def _check_fits(env_id: str, name: str, value: Any, want: np.dtype) -> None:
     kind = "i" if array is None else array.dtype.kind
     if array is not None and (array.size == 0 or kind not in "iuf"):
         return  # complex: the dtype check refuses it
-    if kind == "f":
+    if array is not None and kind == "f":
         _check_float_range(env_id, name, array, want)
         return
-    low, high = (value, value) if array is None else (int(array.min()), int(array.max()))
+    low, high = (int(value), int(value)) if array is None else (int(array.min()), int(array.max()))
     if jnp.issubdtype(want, jnp.integer):
         held = want
     elif jnp.issubdtype(want, jnp.inexact):  # JAX holds an integer in its int dtype before the cast to a float

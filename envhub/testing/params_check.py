@@ -109,13 +109,11 @@ def check_bounds_hold(env: Any) -> None:
     leaves = jax.tree.leaves(default)
     for i, name, bounds in ranges:
         bad = first_outside(leaves[i], bounds)
-        require(
-            bad is None,
-            lambda name=name, bad=bad, bounds=bounds: (
+        if bad is not None:
+            raise CheckFailure(
                 f"the default {name} is {bad!r}, outside the env's own params_bounds ({bounds_rule(bounds)}), so its "
                 f"defaults given back (init(key, params=env.default_params)) are refused: widen the bounds or fix the default"
-            ),
-        )
+            )
 
 
 def _with(params: Any, values: dict[str, Any]) -> Any:
