@@ -1,5 +1,6 @@
-"""The auto-reset scheme a batched JaxEnvironment picks (envhub.native.auto_reset): spares on a CPU; on a GPU or
-TPU, for a backend whose reset is cheap, a branch-free reset of every env on every step (gymnax's own scheme)."""
+"""The auto-reset scheme an env picks (envhub.native.auto_reset): spares on a CPU; on a GPU or TPU, for a backend
+whose reset is cheap, a branch-free reset of every env on every step (gymnax's own scheme); TimeLimit follows the
+inner env's rule."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from envhub import spaces
 from envhub.native import auto_reset
 from envhub.plugin import JaxEnvironment, JaxStep
+from envhub.wrappers import TimeLimit
 
 N = 6
 
@@ -41,7 +43,7 @@ def accelerator(monkeypatch):
     monkeypatch.setattr(auto_reset, "on_accelerator", lambda: True)
 
 
-def has_branch(env: JaxEnvironment) -> bool:
+def has_branch(env: Any) -> bool:
     state, _ = env.init(jax.random.key(0))
     return "cond[" in str(jax.make_jaxpr(env.step)(jax.random.key(1), state, jnp.zeros(N, jnp.int32)))
 
@@ -72,3 +74,37 @@ def test_branch_free_resets_restart_exactly_the_finished_envs(accelerator):
         restarted = np.asarray(ts.obs)[done]
         assert ((restarted >= 0) & (restarted < 1)).all() and len(set(restarted.tolist())) == done.sum()
         np.testing.assert_array_equal(np.asarray(state.steps)[done], 0)
+
+
+def test_each_setting_gets_its_scheme():
+    assert [Counter(num_envs=N, **kw).reset_strategy.scheme for kw in ({}, {"reset_spares": False})] == [
+        "spares",
+        "on_step",
+    ]
+    assert Counter(num_envs=N, reset_mode="cached").reset_strategy.scheme == "cached"
+    assert Counter().reset_strategy.scheme == "on_step"  # one env: a branch, no spares
+    assert set(auto_reset.SCHEMES) == {"cached", "spares", "on_step", "every_step"}
+    assert all(f'``"{scheme}"``' in auto_reset.__doc__ for scheme in auto_reset.SCHEMES)  # the docstring lists each
+
+
+def test_on_an_accelerator_time_limit_restarts_a_cheap_env_without_a_branch(accelerator):
+    env = TimeLimit(CheapCounter(num_envs=N), 2)
+    assert not has_branch(env)
+    state, ts = env.init(jax.random.key(0))
+    state, ts = env.step(jax.random.key(1), state, jnp.zeros(N, jnp.int32))
+    half = jnp.arange(N) % 2 == 0
+    state, ts = env.reset(jax.random.key(2), state, where=half)  # the even envs' episodes start again
+    before = np.asarray(state.env_state.env)
+    state, ts = jax.jit(env.step)(jax.random.key(3), state, jnp.zeros(N, jnp.int32))
+    cut = ~np.asarray(half)  # the odd envs reach the limit of 2 steps, the even ones are 1 step in
+    np.testing.assert_array_equal(np.asarray(ts.truncated), cut)
+    np.testing.assert_array_equal(np.asarray(ts.terminated), False)
+    np.testing.assert_allclose(np.asarray(ts.final_obs), before + 1.0)
+    np.testing.assert_allclose(np.asarray(ts.obs)[~cut], before[~cut] + 1.0)  # not cut: untouched
+    restarted = np.asarray(ts.obs)[cut]
+    assert ((restarted >= 0) & (restarted < 1)).all() and len(set(restarted.tolist())) == cut.sum()
+    np.testing.assert_array_equal(np.asarray(state.wrapper_state), np.where(cut, 0, 1))
+
+
+def test_on_a_cpu_time_limit_restarts_behind_a_branch():
+    assert has_branch(TimeLimit(Counter(num_envs=N, reset_spares=False), 2))

@@ -1,28 +1,44 @@
-"""How a batched ``JaxEnvironment`` restarts the envs whose episode ended, on the step it ends.
+"""How envs restart: the one home of envhub's same-step auto-reset (``ResetStrategy``).
 
-Three schemes (``envhub.native.resets`` holds the machinery), chosen once per env at ``make``:
+An env whose episode ends is restarted on the step it ends (``ts.final_obs`` the observation reached, ``ts.obs``
+the new episode's first). How is one of four schemes, chosen once per env from its make settings
+(``ResetStrategy.choose``); ``envhub.native.resets`` holds the functions they are built from:
 
-- spares (``reset_spares=True``, the default on a CPU): finished envs take spare initial states made
-  ``num_envs`` at a time; a refill costs one batched reset per ``num_envs`` episode ends.
-- on the step, skipped when none ended (``reset_spares=False`` on a CPU): one batched reset behind a branch.
-- on the step, every env (``reset_spares=False`` on a GPU or TPU): a reset of every env on every step, the
-  finished ones' kept. A branch there costs a device-to-host round trip per step, and a spare's
-  bookkeeping a dozen small kernels, each more than a cheap reset; gymnax computes its resets this way too.
-  A backend whose reset costs about a step (``cheap_reset = True``, gymnax's) uses it by default there.
+- ``"cached"`` (``reset_mode="cached"``): every episode restarts from the env's first state: a ``select``.
+- ``"spares"`` (``reset_spares=True``, the default of a batch with real resets on a CPU): finished envs take
+  spare initial states made ``num_envs`` at a time, so a batch pays one batched reset per ``num_envs`` episode
+  ends. One pool serves every env (``resets.reset_from_spares``), unless the backend's reset reads its per-env
+  params (``resets.reads_params``): then each env's spare is made with its own next params
+  (``resets.reset_from_own_spares``, ``own=True``).
+- ``"on_step"`` (``reset_spares=False`` on a CPU, and every unbatched env there): the finished envs reset on
+  that step, in one batched reset behind a branch that skips it when none finished (``resets.reset_if_done``).
+- ``"every_step"`` (the same on a GPU or TPU): every env computes a reset on every step and the finished ones
+  keep theirs, with no branch: there a branch costs a device-to-host round trip and a spare's bookkeeping a
+  dozen small kernels, each more than a cheap reset (gymnax computes its resets this way too). A backend whose
+  reset costs about a step (``cheap_reset = True``, gymnax's) defaults to it there instead of spares.
 
-Per-env params: a spare is made with its own env's next params when the backend's reset reads them
-(``resets.reads_params``); otherwise one pool serves every env.
+Who restarts envs asks the strategy: ``JaxEnvironment`` (``env.reset_strategy``, its step), ``TimeLimit``
+(``restart_where``: a masked reset behind the same branch rule), and the exports that restart envs from the
+host (``restart_where`` in their compiled masked reset, ``still_to_restart`` for which envs need one).
+To change how envs restart, change this module.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import jax
+import jax.numpy as jnp
 
-from envhub.core.params import as_arrays
 from envhub.core.tree import select
 from envhub.native import resets
+
+T = TypeVar("T")
+
+#: The schemes, in the order of the module docstring.
+SCHEMES = ("cached", "spares", "on_step", "every_step")
 
 
 def on_accelerator() -> bool:
@@ -31,62 +47,128 @@ def on_accelerator() -> bool:
 
 
 def uses_spares(batched: bool, reset_mode: str, restarts_plainly: bool, asked: bool | None, cheap: bool) -> bool:
-    """``reset_spares``' value: ``asked``, or (``None``) the default above; never for what spares cannot serve."""
+    """``reset_spares``' value: ``asked``, or (``None``) spares unless ``cheap`` on an accelerator; never for what
+    spares cannot serve (one env, cached resets, a backend whose ``_restart_one`` reads the old state)."""
     if not (batched and reset_mode == "real" and restarts_plainly) or asked is False:
         return False
     return asked is True or not (cheap and on_accelerator())
 
 
-class AutoReset:
-    """The same-step auto-reset of ``JaxEnvironment`` (a mixin: it uses the env's ``_one``, ``_map`` and settings)."""
+@dataclasses.dataclass(frozen=True)
+class ResetStrategy:
+    """How a ``JaxEnvironment`` (or anything wrapping one) restarts finished envs: one of ``SCHEMES``.
 
-    reset_mode: str
-    reset_spares: bool
-    reset_chunk: int | None
+    Attributes:
+        scheme: One of ``SCHEMES`` (see the module docstring).
+        num_envs: The batch (``None``: one env).
+        chunk: Batched resets vmap at most this many envs at a time (``resets.vmap_in_chunks``).
+        own: ``"spares"`` only: each env's spare is made with its own next params.
+    """
 
-    def _spares_follow_params(self) -> bool:
-        """Whether each env's spare must be made with its own next params: the backend's reset reads its params.
+    scheme: str
+    num_envs: int | None = None
+    chunk: int | None = None
+    own: bool = False
 
-        gymnax's resets do not (a CartPole start ignores the pole's mass): then one pool of spares serves every
-        env whatever its params, refilled once per ``num_envs`` episode ends, as for an env without params.
+    @classmethod
+    def choose(cls, num_envs: int | None, reset_mode: str, spares: bool, chunk: int | None, own: bool) -> ResetStrategy:
+        """The scheme of an env with these settings (``spares``: its ``reset_spares``; ``own``: its reset reads params)."""
+        if reset_mode == "cached":
+            return cls("cached", num_envs, chunk)
+        if spares:
+            return cls("spares", num_envs, chunk, own)
+        return cls("every_step" if on_accelerator() else "on_step", num_envs, chunk)
+
+    @classmethod
+    def of(cls, env: Any) -> ResetStrategy:
+        """``env``'s strategy (a wrapper's: its inner env's); a host env's reset runs on the host, only when asked:
+        ``"on_step"``."""
+        strategy = getattr(env, "reset_strategy", None)  # JaxEnvironment's; wrappers hand it through
+        return strategy if isinstance(strategy, ResetStrategy) else cls("on_step", env.num_envs)
+
+    @property
+    def branches(self) -> bool:
+        """Whether restarts wait behind a branch that skips them when no env finished (all but ``"every_step"``)."""
+        return self.scheme != "every_step"
+
+    def when_any(self, where: jax.Array, restart: Callable[[], T], keep: Callable[[], T]) -> T:
+        """``restart()`` if any of ``where``, else ``keep()``; without a branch (``restart()`` always) where branches
+        cost more than a restart. ``restart`` must leave the envs outside ``where`` as ``keep`` would."""
+        if not self.branches:
+            return restart()
+        return jax.lax.cond(jnp.any(where), restart, keep)
+
+    def first_spares(self, states: Any) -> resets.Spares[Any] | None:
+        """The spares a new state holds (``states``: the batch's initial ``(env, obs)``): none usable yet."""
+        return resets.no_spares(states, own=self.own) if self.scheme == "spares" else None
+
+    def stale(self, spares: Any, where: jax.Array | None) -> Any:
+        """``spares`` after the next params of the envs in ``where`` (all: ``None``) changed: made with the old ones,
+        their rows are unusable where each env's spare follows its params."""
+        return resets.stale_spares(spares, where) if self.own and spares is not None else spares
+
+    def after_step(
+        self,
+        key: jax.Array,
+        done: jax.Array,
+        reached: Any,
+        state: Any,
+        fresh: Callable[[jax.Array, Any], Any],
+        restart: Callable[[jax.Array, Any, Any], Any],
+    ) -> tuple[Any, Any]:
+        """``(reached, spares)`` after restarting the envs in ``done``, on this step.
+
+        Args:
+            key: The step's reset key.
+            done: Which envs' episode ended (``()`` or ``(num_envs,)`` bool).
+            reached: ``(env, obs)`` the step reached, leaves leading with ``num_envs``.
+            state: The ``JaxState`` before the step (its ``first``, ``spares`` and ``next_params``).
+            fresh: One env's reset, ``(key, params) -> (env, obs)`` (``params`` ``None`` for an env without).
+            restart: One env's restart, ``(key, reached, params) -> (env, obs)`` (``_restart_one``).
         """
-        if "_reset_reads_params" not in self.__dict__:
-            default = self.default_params  # type: ignore[attr-defined]
-            reset_one = self._reset_one  # type: ignore[attr-defined]
-            reads = default is not None and resets.reads_params(reset_one, jax.random.key(0), as_arrays(default))
-            self.__dict__["_reset_reads_params"] = reads
-        return bool(self.__dict__["_reset_reads_params"])
-
-    def _stale(self, spares: Any, where: jax.Array | None) -> Any:
-        """``spares`` without the rows in ``where`` (all: ``None``) when they were made with the rows' old params."""
-        return spares if spares is None or not self._spares_follow_params() else resets.stale_spares(spares, where)
-
-    def _fresh(self, key: jax.Array, params: Any) -> Any:
-        return strong(self._one("_reset_one")(key, params))  # type: ignore[attr-defined]
-
-    def _auto_reset(self, key: jax.Array, done: jax.Array, reached: Any, state: Any) -> tuple[Any, Any]:
-        """``(env, obs)`` after the same-step reset of the environments that are done, and the spares left."""
-        if self.reset_mode == "cached":
+        if self.scheme == "cached":
             return select(done, state.first, reached), state.spares
-        nxt, chunk = state.next_params, self.reset_chunk
-        if self.reset_spares and self._spares_follow_params():  # each env's spare made with its own next params
-            return resets.reset_from_own_spares(self._fresh, key, done, reached, state.spares, nxt, chunk)
-        if self.reset_spares:  # any spare suits any env (a reset that ignores params: any env's will do)
-            fresh = lambda k: self._fresh(k, None if nxt is None else jax.tree.map(lambda x: x[0], nxt))  # noqa: E731
-            return resets.reset_from_spares(fresh, key, done, reached, state.spares, chunk)
+        params = state.next_params
+        if self.scheme == "spares" and self.own:
+            return resets.reset_from_own_spares(fresh, key, done, reached, state.spares, params, self.chunk)
+        if self.scheme == "spares":  # any spare suits any env (a reset that ignores params: any env's will do)
+            one = None if params is None else jax.tree.map(lambda x: x[0], params)
+            return resets.reset_from_spares(lambda k: fresh(k, one), key, done, reached, state.spares, self.chunk)
 
-        def restart(k: jax.Array, reached_and_params: Any) -> Any:
-            (env, _), params = reached_and_params
-            return strong(self._one("_restart_one")(k, env, params)), params  # type: ignore[attr-defined]
+        def again(k: jax.Array, reached_and_params: Any) -> Any:
+            old, p = reached_and_params
+            return restart(k, old, p), p
 
-        branch = not on_accelerator()
-        reset = lambda k, d, r, p: resets.reset_if_done(restart, k, d, (r, p), chunk, branch)[0]  # noqa: E731
-        return self._map(reset, key, done, reached, nxt), None  # type: ignore[attr-defined]
+        def one_env(k: jax.Array, d: jax.Array, r: Any, p: Any) -> Any:
+            return resets.reset_if_done(again, k, d, (r, p), self.chunk, self.branches)[0]
+
+        if self.num_envs is None:
+            return one_env(key, done, reached, params), None
+        return jax.vmap(one_env)(jax.random.split(key, self.num_envs), done, reached, params), None
+
+
+def restart_where(env: Any, key: jax.Array, state: Any, where: jax.Array, obs: Any) -> tuple[Any, Any]:
+    """``env``'s envs in ``where`` restarted (``env.reset(key, state, where=where)``) and ``obs`` with their first
+    observations, the others untouched; skipped when ``where`` is all false, by ``env``'s branch rule
+    (``ResetStrategy.of(env).when_any``). For masked restarts outside the env: ``TimeLimit``, the exports."""
+
+    def restart() -> tuple[Any, Any]:
+        new, first = env.reset(key, state, where=where)
+        return new, select(where, first.obs, obs)
+
+    return ResetStrategy.of(env).when_any(where, restart, lambda: (state, obs))
+
+
+def still_to_restart(asked: Any, ended: Any) -> Any:
+    """The envs of a host's reset mask ``asked`` that need a restart: not those the last step ``ended`` (envhub
+    restarted them in that step; resetting them again would throw away an episode not yet stepped).
+    NumPy arrays or torch tensors alike."""
+    return asked & ~ended
 
 
 def strong(tree: Any) -> Any:
     """Cast weak-typed leaves (Python scalars from the backend) to strong types: one trace for every step."""
-    return jax.tree.map(lambda x: jax.numpy.asarray(x).astype(jax.numpy.asarray(x).dtype), tree)
+    return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
 
 
-__all__ = ["AutoReset", "on_accelerator", "strong", "uses_spares"]
+__all__ = ["SCHEMES", "ResetStrategy", "on_accelerator", "restart_where", "still_to_restart", "strong", "uses_spares"]

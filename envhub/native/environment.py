@@ -4,8 +4,8 @@ A backend describes one environment with two pure functions, ``_reset_one(key) -
 ``_step_one(key, state, action) -> JaxStep`` (no auto-reset, no batch), and its two single spaces.
 The base does the rest, once for every backend: the batch (``num_envs``: ``vmap`` inside, one key
 in), the episode step counter and time limit (``max_episode_steps``, reported as truncation), the
-flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``envhub.native.resets``:
-only when some env is done, also under ``jax.vmap``), weak types cast away so ``jit(step)`` traces
+flag rule (``TimeStep.transition``), same-step auto-reset with ``final_obs`` (``reset_strategy``, one of
+``envhub.native.auto_reset``'s schemes), weak types cast away so ``jit(step)`` traces
 once, the backend's two functions traced once per env and input shape for all its programs
 (``_traced_once``), and zero ``info`` at init and reset with the structure of a step's.
 """
@@ -28,7 +28,7 @@ from envhub.core.tree import select
 from envhub.core.types import JaxStep, TimeStep
 from envhub.errors import InvalidArgumentError
 from envhub.native import resets
-from envhub.native.auto_reset import AutoReset, strong, uses_spares
+from envhub.native.auto_reset import ResetStrategy, strong, uses_spares
 from envhub.native.kwargs import RESET_MODES, check_arguments, jax_kwargs, take_time_limit
 from envhub.native.state import JaxState, StateLayout, checked_state
 
@@ -37,7 +37,7 @@ Obs = TypeVar("Obs")
 Action = TypeVar("Action")
 
 
-class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
+class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic[S, Obs, Action]):
     """Base of JAX-native backends: implement ``_reset_one`` and ``_step_one``, and give the spaces.
 
     A backend with parameters as data also overrides ``default_params`` (and may give ``params_bounds``);
@@ -53,8 +53,8 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         reset_mode: ``"real"``: every episode starts from its own reset and key. ``"cached"``: every
             episode restarts from the environment's first state (cheaper; episodes repeat).
         reset_spares: batched real resets only: ``True`` keeps one spare initial state per environment
-            (``envhub.native.resets.reset_from_spares``), ``False`` resets the finished ones on the step they
-            end; ``None``: spares, except for a ``cheap_reset`` backend on a GPU or TPU (``envhub.native.auto_reset``).
+            (``envhub.native.auto_reset``'s ``"spares"``), ``False`` resets the finished ones on the step they
+            end; ``None``: spares, except for a ``cheap_reset`` backend on a GPU or TPU (``reset_strategy``).
         reset_chunk: batched resets vmap at most this many environments at a time, the rest in sequence
             (``envhub.native.resets.vmap_in_chunks``): for backends whose batched reset grows faster than the batch.
     """
@@ -75,14 +75,25 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
         self.reset_mode, self.reset_chunk = reset_mode, reset_chunk
-        restarts_plainly = type(self)._restart_one is JaxEnvironment._restart_one
-        cheap = self.cheap_reset
-        self.reset_spares = uses_spares(num_envs is not None, reset_mode, restarts_plainly, reset_spares, cheap)
+        plain = type(self)._restart_one is JaxEnvironment._restart_one
+        self.reset_spares = uses_spares(num_envs is not None, reset_mode, plain, reset_spares, self.cheap_reset)
         self._step_out_shapes: Any = None
 
     cheap_reset: bool = False
     """A backend sets ``True`` where a reset costs about a step (gymnax's): on a GPU or TPU its envs then reset on
     the step, every env on every step, with no spares (``envhub.native.auto_reset``)."""
+
+    @property
+    def reset_strategy(self) -> ResetStrategy:
+        """How this env restarts finished episodes (``envhub.native.auto_reset``), from its settings; kept until an
+        attribute is set."""
+        if "_reset_strategy" not in self.__dict__:
+            default = self.default_params  # spares follow each env's params where the backend's reset reads them
+            own = self.reset_spares and default is not None
+            own = own and resets.reads_params(self._reset_one, jax.random.key(0), as_arrays(default))
+            strategy = ResetStrategy.choose(self.num_envs, self.reset_mode, self.reset_spares, self.reset_chunk, own)
+            self.__dict__["_reset_strategy"] = strategy
+        return self.__dict__["_reset_strategy"]
 
     # --- what backends implement -------------------------------------------------------------
 
@@ -136,19 +147,8 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
                 f"set_params on {self.id!r}: reset_mode='cached' restarts every episode from the state cached at "
                 f"init, so new params could not reach the next episodes; pass them to env.reset(key, state, params=...)."
             )
-        new, running = self._state_params(params), state.params  # running episodes keep theirs: now prior_params
-        spares = self._stale(state.spares, where)
-        if where is None:
-            return dataclasses.replace(
-                state, next_params=new, prior_params=running, on_next=jnp.zeros_like(state.on_next), spares=spares
-            )
-        return dataclasses.replace(
-            state,
-            next_params=select(where, new, state.next_params),
-            prior_params=select(where, running, state.prior_params),
-            on_next=state.on_next & ~where,
-            spares=spares,
-        )
+        new = state.with_next_params(self._state_params(params), where)
+        return dataclasses.replace(new, spares=self.reset_strategy.stale(state.spares, where))
 
     def _step(self, key: jax.Array, state: JaxState[S], action: Action) -> tuple[JaxState[S], TimeStep[Obs]]:
         return self._compiled_if_eager(self._step_traced, key, self._checked_state(state, "step"), action)
@@ -171,7 +171,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name != "_step_out_shapes":  # the backend's functions read its attributes: compile and trace them anew
-            for cache in ("_compiled", "_inner", "_reset_reads_params", "_state_shapes"):
+            for cache in ("_compiled", "_inner", "_reset_strategy", "_state_shapes"):
                 self.__dict__.pop(cache, None)
 
     def _traced_once(self, name: str) -> Any:
@@ -191,8 +191,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         env, obs = self._map(self._fresh, key, params, chunk=self.reset_chunk)
         steps = jnp.zeros(self._batch, jnp.int32)
         first = (env, obs) if self.reset_mode == "cached" else None
-        spares = resets.no_spares((env, obs), own=self._spares_follow_params()) if self.reset_spares else None
-        state = JaxState(env, steps, first, spares).running_on(params)
+        state = JaxState(env, steps, first, self.reset_strategy.first_spares((env, obs))).running_on(params)
         if "_state_shapes" not in self.__dict__:  # what _checked_state compares states with (shapes as traced here)
             self.__dict__["_state_shapes"] = StateLayout.of(state)
         return state, self._first_timestep(obs, key, env, params)
@@ -204,7 +203,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
                 obs, key, env, state.params
             )
         new, ts = self._init_traced(key, state.next_params if params is None else params)
-        spares = state.spares if params is None else self._stale(state.spares, None)
+        spares = state.spares if params is None else self.reset_strategy.stale(state.spares, None)
         return dataclasses.replace(new, spares=spares), ts  # unless params changed, the spares are still unused
 
     def _reset_where_traced(
@@ -217,7 +216,7 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
             state,
             env=select(where, new.env, state.env),
             steps=jnp.where(where, 0, state.steps),
-            spares=state.spares if params is None else self._stale(state.spares, where),
+            spares=state.spares if params is None else self.reset_strategy.stale(state.spares, where),
             **{name: select(where, getattr(new, name), getattr(state, name)) for name in keep},
         ), ts
 
@@ -230,7 +229,8 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         if self.max_episode_steps is not None:
             truncated = truncated | (steps >= self.max_episode_steps)
         ts = TimeStep.transition(out.obs, out.reward, out.terminated, truncated, out.obs, out.info)
-        (env, obs), spares = self._auto_reset(reset_key, ts.done, (out.state, out.obs), state)
+        reached, restarts = (out.state, out.obs), self.reset_strategy
+        (env, obs), spares = restarts.after_step(reset_key, ts.done, reached, state, self._fresh, self._restart)
         on_next = state.on_next if params is None else state.on_next | ts.done  # new episodes start on next_params
         new = dataclasses.replace(state, env=env, steps=jnp.where(ts.done, 0, steps), spares=spares, on_next=on_next)
         return new, ts.replace(obs=obs)
@@ -246,6 +246,14 @@ class JaxEnvironment(SpacesOfOne, AutoReset, Environment[JaxState[S], Obs, Actio
         if self.num_envs is None:
             return fn(key, *args)
         return resets.vmap_in_chunks(fn, chunk)(jax.random.split(key, self.num_envs), *args)
+
+    def _fresh(self, key: jax.Array, params: Any) -> tuple[S, Obs]:
+        """One env's initial ``(state, obs)``, strongly typed."""
+        return strong(self._one("_reset_one")(key, params))
+
+    def _restart(self, key: jax.Array, reached: tuple[S, Obs], params: Any) -> tuple[S, Obs]:
+        """One env's auto-reset after its episode ended in ``reached``, strongly typed."""
+        return strong(self._one("_restart_one")(key, reached[0], params))
 
     def _one(self, name: str) -> Any:
         """The backend's method ``name`` (traced once) taking one env's params last, given only to backends with params."""

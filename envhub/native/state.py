@@ -51,6 +51,21 @@ class JaxState(Generic[S]):
             return self.next_params  # None, or (a state from jax.eval_shape) the same shapes
         return select(self.on_next, self.next_params, self.prior_params)
 
+    def with_next_params(self, new: Any, where: jax.Array | None) -> JaxState[S]:
+        """This state with ``new`` the next params of the envs in ``where`` (all: ``None``); their running episodes
+        keep theirs, as ``prior_params`` (``set_params``)."""
+        running = self.params
+        if where is None:
+            return dataclasses.replace(
+                self, next_params=new, prior_params=running, on_next=jnp.zeros_like(self.on_next)
+            )
+        return dataclasses.replace(
+            self,
+            next_params=select(where, new, self.next_params),
+            prior_params=select(where, running, self.prior_params),
+            on_next=self.on_next & ~where,
+        )
+
     def running_on(self, params: Any) -> JaxState[S]:
         """This state with every env's running and next episodes on ``params`` (laid out as ``next_params``)."""
         on_next = None if params is None else jnp.ones(jnp.shape(self.steps), jnp.bool_)

@@ -12,6 +12,7 @@ from envhub.core.env import Environment
 from envhub.core.tree import select
 from envhub.core.types import TimeStep, truncated_unless_terminated
 from envhub.errors import InvalidArgumentError
+from envhub.native.auto_reset import restart_where
 from envhub.wrappers.base import StatefulWrapper, TimeStepWrapper, Wrapper, WrapperState, batch_shape
 
 
@@ -21,6 +22,9 @@ class TimeLimit(StatefulWrapper):
     The counter lives in the state and restarts at every episode end, natural or not. When the
     limit cuts an episode, the inner env is reset for those environments only (``reset(where=)``),
     ``final_obs`` keeps the observation reached and ``truncated`` is set; a terminal step wins.
+    The reset follows the inner env's restart rule (``envhub.native.auto_reset.restart_where``):
+    behind a branch skipped on steps that cut nothing, or, where the inner env resets every env on
+    every step (a cheap reset on a GPU or TPU), without one.
     """
 
     def __init__(self, env: Environment[Any, Any, Any], max_steps: int):
@@ -44,16 +48,8 @@ class TimeLimit(StatefulWrapper):
         elapsed = state.wrapper_state + 1
         # The limit cuts only the episodes this step did not end (the flag rule: an end wins over the limit).
         cut = truncated_unless_terminated(ts.done, elapsed >= self.max_steps)
-
-        def reset_cut(env_state: Any) -> tuple[Any, Any]:
-            new_env_state, first = self.env.reset(reset_key, env_state, where=cut)
-            return new_env_state, first.obs
-
-        def keep(env_state: Any) -> tuple[Any, Any]:
-            return env_state, ts.obs
-
-        env_state, first_obs = jax.lax.cond(jnp.any(cut), reset_cut, keep, env_state)
-        ts = ts.replace(obs=select(cut, first_obs, ts.obs), truncated=ts.truncated | cut)
+        env_state, obs = restart_where(self.env, reset_key, env_state, cut, ts.obs)  # the inner env's restart rule
+        ts = ts.replace(obs=obs, truncated=ts.truncated | cut)
         return WrapperState(env_state, jnp.where(ts.done, 0, elapsed)), ts
 
 
