@@ -166,3 +166,10 @@ def test_the_kit_holds_the_defaults_to_the_backends_own_bounds():
     )
     unknown = testing.run_check("params", lambda **kw: Swing(bounds=Bounds(dtt=(0.0, None)), **kw), testing.Options())
     assert unknown.failed and "bound 'dtt', which env.default_params does not have" in unknown.message
+
+
+def test_a_plugin_api_1_backend_with_leaf_name_bounds_still_passes_the_kits_params_check():
+    old = {"params['dt']": (Kwarg.above(0.0), None)}
+    with pytest.warns(DeprecationWarning, match="keyed by leaf names"):
+        result = testing.run_check("params", lambda **kw: Swing(bounds=old, **kw), testing.Options())
+    assert result.passed, result.message
