@@ -103,7 +103,10 @@ def test_a_bounds_key_default_params_lacks_is_named_with_the_leaves_it_has():
     with pytest.raises(InvalidArgumentError, match=match):
         checked_params("t/T", NESTED, NESTED, None, Bounds(pole={"mas": (0.0, None)}))
     assert Bounds(pole={"mass": (0.0, None)}) == Bounds({"pole": Bounds(mass=(0.0, None))}) != Bounds()
-    assert repr(Bounds(dt=(Bounds.above(0.0), None))) == "Bounds(dt=(0.0, None))" and len(Bounds(a=(0, 1))) == 1
+    assert (
+        repr(Bounds(dt=(Bounds.above(0.0), None))) == "Bounds(dt=(Bounds.above(0.0), None))"
+        and len(Bounds(a=(0, 1))) == 1
+    )
 
 
 class Swing(JaxEnvironment):

@@ -121,8 +121,11 @@ class Bounds:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{_dotted(path)}={bounds!r}" for path, bounds in self._ranges.items())
-        return f"Bounds({shown})"
+        def shown(end: Any) -> str:
+            return f"Bounds.above({float(end)!r})" if isinstance(end, Above) else repr(end)
+
+        ranges = ", ".join(f"{_dotted(p)}=({shown(low)}, {shown(high)})" for p, (low, high) in self._ranges.items())
+        return f"Bounds({ranges})"
 
 
 def _dotted(path: tuple[Any, ...]) -> str:
