@@ -1,2 +1,3 @@
-"""JAX-native environments: ``environment`` (``JaxEnvironment``: batching, same-step auto-reset, the time
-limit, casting) and ``resets`` (which episodes restart, and from which spare states)."""
+"""JAX-native environments: ``environment`` (``JaxEnvironment``: batching, the time limit, casting), ``state``
+(``JaxState``), ``auto_reset`` (how finished episodes restart: the one home of the schemes) and ``resets`` (the
+functions the schemes are built from)."""

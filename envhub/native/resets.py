@@ -1,19 +1,20 @@
-"""Same-step auto-reset for JAX-native environments: reset only what finished, only when something did.
+"""The functions envhub's auto-reset schemes are built from (``envhub.native.auto_reset`` chooses among them).
 
 ``reset_if_done`` resets one environment when its episode ended (``lax.cond``). Under ``jax.vmap``
 a ``cond`` on a batched predicate becomes a ``select`` that computes the reset on every step;
 ``reset_if_done`` carries its own batching rule instead: one batched reset, skipped when no member
-finished.
+finished (``branch=False``: the reset computed always and selected, for GPUs and TPUs).
 
 For batches made inside the environment (``num_envs``): on CPU a batched reset costs about the same
 for 1 or ``num_envs`` members (its many small kernels dominate), so what costs is how often it runs,
-not its size. Two schemes, both giving every episode its own sample of the reset distribution:
+not its size. Both of the following give every episode its own sample of the reset distribution:
 
 - ``reset_from_spares``: every row of ``Spares`` holds one spare initial state. The ``k``-th finished
   member of a step (by index) takes the ``k``-th unused spare; when a step needs more spares than
   are left, all ``num_envs`` rows are refilled first, in one batched reset. So resetting costs one
   batched reset per ``num_envs`` episode ends, about once per episode length, instead of one per
-  step. The price is memory: the spares double the state.
+  step. The price is memory: the spares double the state. ``reset_from_own_spares`` is the same for
+  per-env parameters (each row made with its own env's).
 - ``reset_done``: the members that finished are reset on that step (``reset_if_done`` under
   ``vmap``: one batched reset, skipped when none finished), with no extra memory.
 
@@ -21,7 +22,7 @@ Keys are derived per row index (``split(key, num_envs)[i]``), and the spares' bo
 per row too, so results do not depend on how the batch is sharded over devices. Every leaf of
 ``Spares`` leads with ``num_envs``: a wrapper that keeps some members' old state (a per-member
 ``select``) keeps their rows of the spares with them; the generation stamps ensure that no spare is
-ever handed out twice, even then.
+ever handed out twice, even then. Plugins may call these for batching of their own (``envhub.plugin``).
 """
 
 from __future__ import annotations
