@@ -21,7 +21,9 @@ KEY = jax.random.key(0)
 def callback_kind(request, monkeypatch):
     """Run the test with traced host calls on ``buffer_callback``, then on the ordered ``io_callback``."""
     if request.param == "buffer_callback" and host_callback.buffer_callback is None:
-        pytest.skip(f"jax {jax.__version__} has no buffer_callback (jax >= 0.7): only the io_callback path applies")
+        pytest.skip(f"jax {jax.__version__} has no buffer_callback (jax >= 0.6.2): only the io_callback path applies")
+    if request.param == "io_callback" and not host_callback.IO_CALLBACK_LOWERS:
+        pytest.skip(f"jax {jax.__version__} cannot compile an ordered io_callback (jax >= 0.7): only buffer_callback applies")
     monkeypatch.setattr(host_callback, "kind", request.param)
     return request.param
 
@@ -38,14 +40,18 @@ def test_the_bridge_uses_the_chosen_callback(callback_kind):
 
 def test_host_callback_kind_from_the_environment(monkeypatch):
     monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "io_callback")
+    monkeypatch.setattr(host_callback, "IO_CALLBACK_LOWERS", True)
     assert host_callback.default_kind() == "io_callback"
+    monkeypatch.setattr(host_callback, "IO_CALLBACK_LOWERS", False)  # jax 0.6
+    with pytest.raises(InvalidArgumentError, match=r"io_callback needs jax >= 0.7 .*unset it to use buffer_callback"):
+        host_callback.default_kind()
     monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "pure_callback")
     with pytest.raises(ValueError, match="ENVHUB_HOST_CALLBACK='pure_callback' is not one of"):
         host_callback.default_kind()
     monkeypatch.setenv("ENVHUB_HOST_CALLBACK", "buffer_callback")
     monkeypatch.setattr(host_callback, "buffer_callback", None)  # a jax without it
     with pytest.raises(
-        InvalidArgumentError, match=r"buffer_callback needs jax >= 0.7 .*ENVHUB_HOST_CALLBACK=io_callback"
+        InvalidArgumentError, match=r"buffer_callback needs jax >= 0.6.2 .*ENVHUB_HOST_CALLBACK=io_callback"
     ):
         host_callback.default_kind()
     monkeypatch.undo()

@@ -35,8 +35,11 @@ from envhub.errors import InvalidArgumentError
 
 try:
     from jax.experimental.buffer_callback import buffer_callback
-except ImportError:  # jax < 0.7: the ordered io_callback is the only bridge
+except ImportError:  # jax < 0.6.2 (below the core's floor): the ordered io_callback is the only bridge
     buffer_callback = None  # type: ignore[assignment]
+
+#: jax 0.6 cannot lower an ordered io_callback inside jit (KeyError: OrderedIOEffect); 0.7 can.
+IO_CALLBACK_LOWERS = tuple(int(part) for part in jax.__version__.split(".")[:2]) >= (0, 7)
 
 KINDS = ("buffer_callback", "io_callback")
 PACK_LIMIT = 16 * 1024  # bytes: results up to this size share the packed buffer...
@@ -52,8 +55,13 @@ def default_kind() -> str:
         )
     if wanted == "buffer_callback" and buffer_callback is None:
         raise InvalidArgumentError(
-            f"ENVHUB_HOST_CALLBACK=buffer_callback needs jax >= 0.7 (this is jax {jax.__version__}); "
+            f"ENVHUB_HOST_CALLBACK=buffer_callback needs jax >= 0.6.2 (this is jax {jax.__version__}); "
             "upgrade jax, or set ENVHUB_HOST_CALLBACK=io_callback."
+        )
+    if wanted == "io_callback" and not IO_CALLBACK_LOWERS:
+        raise InvalidArgumentError(
+            f"ENVHUB_HOST_CALLBACK=io_callback needs jax >= 0.7 (jax {jax.__version__} cannot compile an ordered "
+            "io_callback); unset it to use buffer_callback, or upgrade jax."
         )
     return wanted or ("buffer_callback" if buffer_callback is not None else "io_callback")
 
