@@ -9,7 +9,7 @@ Bounds are kept as NumPy arrays so spaces stay static, hashable-by-identity conf
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -17,8 +17,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub.errors import InvalidArgumentError
-
-Shape = tuple[int, ...]
 
 
 class Space(abc.ABC):
@@ -273,6 +271,19 @@ class Tree(Space):
     __hash__ = object.__hash__
 
 
+def convert(space: Space, leaf: Callable[[Space], Any], node: Callable[[Any], Any]) -> Any:
+    """``space`` in another library's terms, every export's one walk: ``leaf`` per leaf, ``node`` per node (docs/interop.md)."""
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, Space):
+            return leaf(x)
+        if isinstance(x, dict):
+            return node({k: walk(v) for k, v in x.items()})
+        return node(type(x)(*map(walk, x)) if hasattr(x, "_fields") else tuple(map(walk, x)))
+
+    return walk(space.spaces if isinstance(space, Tree) else space)
+
+
 def _is_space(x: Any) -> bool:
     return isinstance(x, Space)
 
@@ -286,4 +297,4 @@ def _bound_repr(a: np.ndarray) -> str:
     return np.array2string(a, separator=", ", threshold=8, precision=4)
 
 
-__all__ = ["Box", "Discrete", "MultiDiscrete", "Space", "Tree", "key_problem"]
+__all__ = ["Box", "Discrete", "MultiDiscrete", "Space", "Tree", "convert", "key_problem"]

@@ -132,10 +132,12 @@ def test_wrapping_an_object_needs_the_backends_wrap_object():
         def envhub_register_envs(self, register):
             pass
 
+    from envhub.interop.objects import wrap_object
+
     envhub.register_backend("nowrap", NoWrap(), replace=True)
     try:
         with pytest.raises(envhub.errors.InvalidArgumentError, match=r"backend 'nowrap' has no wrap_object"):
-            interop._wrap_object("nowrap", object())
+            wrap_object("nowrap", object())
     finally:
         envhub.unregister_backend("nowrap")
 

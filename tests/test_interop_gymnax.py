@@ -134,10 +134,12 @@ def test_refusals_name_the_fix():
 
 
 def test_missing_gymnax_raises_the_install_line(monkeypatch):
+    """``envhub.interop.to_gymnax`` is the export's own function, looked up on each access (``from envhub.interop
+    import to_gymnax`` keeps the one it got): without gymnax, a function raising the install line."""
     monkeypatch.delitem(sys.modules, "envhub.interop.gymnax_export")
     monkeypatch.setitem(sys.modules, "gymnax.environments", None)
     with pytest.raises(MissingDependencyError, match=r"needs the Python package 'gymnax'.*envhub\[gymnax\]"):
-        to_gymnax(envhub.make("gymnax/CartPole-v1"))
+        envhub.interop.to_gymnax(envhub.make("gymnax/CartPole-v1"))
 
 
 def test_max_steps_in_episode_is_the_limit_in_force_with_time_limit_wrappers():

@@ -43,18 +43,19 @@ def test_spaces_reset_step_and_truncation_on_mpe():
         def body(state, key):
             action_key, step_key = jax.random.split(key)
             obs, state, rewards, dones, infos = env.step(step_key, state, random_actions(env, action_key))
-            return state, (obs, rewards, dones, infos)
+            return state, (obs, rewards, dones, infos, state.final_observation)
 
         return obs, jax.lax.scan(body, state, jax.random.split(key, 30))[1]
 
-    first, (obs, rewards, dones, infos) = jax.jit(run)(jax.random.key(0))
+    first, (obs, rewards, dones, infos, reached) = jax.jit(run)(jax.random.key(0))
     assert first["agent_0"].shape == (18,) and obs["agent_2"].shape == (30, 18) and rewards["agent_0"].shape == (30,)
     assert set(dones) == {*env.agents, "__all__"} and infos["truncated"].shape == (30, 3)
     ends = np.flatnonzero(dones["__all__"])
     assert ends.tolist() == [25]  # 26 steps, as jaxmarl's own env (done once its step count reaches max_steps=25)
     assert infos["truncated"][25].all() and not infos["terminated"].any()  # a time limit: truncated, never terminated
     assert all(bool(dones[a][25]) for a in env.agents) and not any(dones[a][:25].any() for a in env.agents)
-    final, after = infos["final_observation"]["agent_0"], obs["agent_0"]
+    assert set(infos) == {"terminated", "truncated"}  # one value per agent in every leaf: baselines reshape them
+    final, after = reached["agent_0"], obs["agent_0"]  # the observations reached live in the state
     assert np.array_equal(final[:25], after[:25]) and not np.array_equal(final[25], after[25])  # reset in the same step
     avail = env.get_avail_actions(env.reset(jax.random.key(1))[1])  # MPE has no masks: every action, every agent
     assert list(avail) == env.agents and all(np.array_equal(m, np.ones(5, bool)) for m in avail.values())
@@ -71,7 +72,7 @@ def test_scan_over_the_export_equals_envhub_rollout():
         def body(state, key):
             action_key, step_key = jax.random.split(key)
             obs, state, rewards, dones, infos = env.step(step_key, state, random_actions(env, action_key))
-            return state, (obs, rewards, dones["__all__"], infos["final_observation"])
+            return state, (obs, rewards, dones["__all__"], state.final_observation)
 
         return obs, jax.lax.scan(body, state, jax.random.split(key, 40))[1]
 
@@ -110,6 +111,8 @@ def test_jaxmarl_log_wrapper_runs_over_the_export_under_jit():
         return jax.lax.scan(body, state, jax.random.split(key, 27))[1]
 
     info = run(jax.random.key(0))
+    per_actor = jax.tree.map(lambda x: x.reshape((27, 12)), info)  # ippo_ff_mpe.py: one value per agent of each env
+    assert set(per_actor) >= {"terminated", "truncated", "returned_episode"}  # the export's defaults, no flag
     assert info["returned_episode"].shape == (27, 4, 3) and info["returned_episode"][25].all()
     assert not info["returned_episode"][:25].any() and (info["returned_episode_lengths"][25] == 26).all()
     assert (info["returned_episode_returns"][25] < 0).all() and info["truncated"][25].all()  # MPE: negative distances
@@ -146,7 +149,7 @@ def test_pgx_game_avail_actions_turns_termination_and_reset():
         obs, state, rewards, dones, infos = step(jax.random.key(i), state, {a: jnp.int32(move) for a in env.agents})
     assert dones["__all__"] and dones[mover] and dones[other] and infos["terminated"].all()
     assert not infos["truncated"].any() and (float(rewards[mover]), float(rewards[other])) == (1.0, -1.0)
-    assert int(infos["final_observation"][mover].sum()) == 5 and int(obs[mover].sum()) == 0  # reset in the same step
+    assert int(state.final_observation[mover].sum()) == 5 and int(obs[mover].sum()) == 0  # reset in the same step
     assert all(x.all() for x in env.get_avail_actions(state).values())  # a new game: every move legal
 
 
@@ -253,7 +256,7 @@ def test_missing_jaxmarl_raises_the_install_line(monkeypatch):
     monkeypatch.delitem(sys.modules, "envhub.interop.jaxmarl_export", raising=False)
     monkeypatch.setitem(sys.modules, "jaxmarl.environments", None)
     with pytest.raises(MissingDependencyError, match=r"needs the Python package 'jaxmarl'.*envhub\[jaxmarl\]"):
-        to_jaxmarl(envhub.make(SPREAD))
+        envhub.interop.to_jaxmarl(envhub.make(SPREAD))  # looked up again: the function of the module imported afresh
 
 
 @needs_jaxmarl

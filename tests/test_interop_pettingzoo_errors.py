@@ -77,7 +77,9 @@ def test_parallel_export_lifecycle_and_agent_names_are_envhub_errors(mpe):
         par.step(GOOD)
     par.reset(seed=2)
     par.step(GOOD)
-    par.close()
+    par.close()  # the export's close leaves the env to its maker: the export goes on (envhub.interop.contract)
+    assert not env.closed and set(par.reset(seed=2)[0]) == set(GOOD)
+    env.close()  # the maker closes it: the export refuses every call
     for call in (lambda: par.step(GOOD), par.reset):
         with pytest.raises(ClosedEnvironmentError, match=r"\(\) called on environment .* after close\(\)"):
             call()
@@ -115,6 +117,8 @@ def test_aec_export_refuses_bad_actions_and_follows_pettingzoo_lifecycle():
     aec.reset()
     aec.step(4)
     aec.close()
+    assert not aec.env.closed  # the export's close leaves the env to its maker
+    aec.env.close()
     for call in (lambda: aec.step(0), lambda: aec.observe("player_0")):
         with pytest.raises(ClosedEnvironmentError, match=r"\(\) called on environment 'pgx/tic_tac_toe' after close"):
             call()

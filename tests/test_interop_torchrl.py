@@ -173,6 +173,43 @@ def test_bad_actions_get_env_steps_errors_and_the_env_stays_usable(cartpole):
         hot.step(TensorDict(action=torch.zeros(2, 3, dtype=torch.long), batch_size=[2]))
 
 
+@needs_torchrl
+@pytest.mark.requires_plugin("gymnax")
+def test_devices_flags_masks_final_obs_and_pickling_follow_the_export_contract(cartpole):
+    """``envhub.interop.contract``: each refused with an ``InvalidArgumentError`` naming the value and the fix, the
+    export still usable; it pickles as its call (TorchRL's multiprocess collectors pickle their envs)."""
+    import pickle
+
+    from tensordict import TensorDict
+
+    base = cartpole.env
+    devices = [("gpu", "'gpu'"), (3.5, "3.5"), ("meta", "'meta'")]  # was torch's RuntimeError, or accepted
+    devices += (
+        [] if torch.cuda.is_available() else [("cuda:0", "'cuda:0'"), (0, "0")]
+    )  # was a failure at the first step
+    for device, shown in devices:
+        with pytest.raises(
+            InvalidArgumentError, match=rf"^to_torchrl\(device={shown}\): this install has the devices \["
+        ):
+            to_torchrl(base, device=device)
+    with pytest.raises(InvalidArgumentError, match=r"^to_torchrl\(one_hot_actions='yes'\): give True \(OneHot"):
+        to_torchrl(base, one_hot_actions="yes")  # was taken as True
+    with pytest.raises(InvalidArgumentError, match=r"^to_torchrl: .* drops final_obs \(DropFinalObs\), but TorchRL"):
+        to_torchrl(envhub.wrappers.DropFinalObs(base))  # was refused at the first step only
+    cartpole.reset()
+    for mask, shown in (
+        (torch.ones(4, dtype=torch.long), r"dtype int64, shape \(4,\)"),
+        (torch.ones(4, 2, dtype=torch.bool), r"dtype bool, shape \(4, 2\)"),
+    ):
+        with pytest.raises(
+            InvalidArgumentError, match=rf"reset mask .* \({shown}\) must be a bool array of shape \(4,\) or"
+        ):
+            cartpole.reset(TensorDict({"_reset": mask}, batch_size=[4]))  # was torch's reshape error, or cast
+    back = pickle.loads(pickle.dumps(cartpole))  # was: jitted functions cannot be pickled
+    assert type(back) is type(cartpole) and back.made.flags == cartpole.made.flags and back.env is not base
+    assert back.rollout(3).batch_size == (4, 3) and cartpole.rollout(2).batch_size == (4, 2)
+
+
 class Wide(Corridor):
     observation_space = spaces.Box(0, 6, (2,), np.uint64)  # torch has no full uint64 tensors
 
@@ -231,4 +268,4 @@ def test_missing_torchrl_raises_the_install_line(monkeypatch):
     monkeypatch.delitem(sys.modules, "envhub.interop.torchrl_export", raising=False)
     monkeypatch.setitem(sys.modules, "torchrl.envs", None)
     with pytest.raises(MissingDependencyError, match=r"needs the Python package 'torchrl'.*envhub\[torchrl\]"):
-        to_torchrl(Corridor())
+        envhub.interop.to_torchrl(Corridor())  # looked up again: the function of the module imported afresh

@@ -50,7 +50,9 @@ def test_disabled_resets_only_the_masked_envs():
     new, _ = venv.reset(options={"reset_mask": mask})
     np.testing.assert_array_equal(new[1], obs[1])
     assert not np.allclose(new[[0, 2]], obs[[0, 2]]) and new.flags.writeable
-    with pytest.raises(ValueError, match="reset_mask of shape"):
+    with pytest.raises(
+        ValueError, match=r"reset mask array\(\[ True, True\]\) \(dtype bool, shape \(2,\)\) must be a bool"
+    ):
         venv.reset(options={"reset_mask": np.ones(2, bool)})
     with pytest.raises(ValueError, match="needs autoreset_mode=AutoresetMode.DISABLED"):
         make_vector("SameStep").reset(options={"reset_mask": mask})

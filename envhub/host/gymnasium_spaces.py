@@ -42,11 +42,23 @@ def from_gymnasium_space(space: Any, env_id: str = "gymnasium") -> spaces.Space:
 
 
 def to_gymnasium_space(space: spaces.Space) -> Any:
-    """The gymnasium space equal to an envhub space (Tree dicts become Dict, tuples Tuple)."""
+    """The gymnasium space equal to an envhub space, through the exports' one walk (``envhub.spaces.convert``): a
+    ``Discrete`` of any integer dtype is a ``Discrete`` (its ``start`` kept), Tree dicts become ``Dict``, tuples ``Tuple``.
+
+    Raises:
+        TypeError: a leaf space that is no ``Box``, ``Discrete`` or ``MultiDiscrete``.
+    """
     import gymnasium
 
-    if isinstance(space, spaces.Tree):
-        return _tree_to_gymnasium(space.spaces)
+    def node(children: Any) -> Any:
+        return gymnasium.spaces.Dict(children) if isinstance(children, dict) else gymnasium.spaces.Tuple(children)
+
+    return spaces.convert(space, _gymnasium_leaf, node)
+
+
+def _gymnasium_leaf(space: spaces.Space) -> Any:
+    import gymnasium
+
     if isinstance(space, spaces.Box):
         if space.dtype == np.int8 and np.all(space.low == 0) and np.all(space.high == 1):
             return gymnasium.spaces.MultiBinary(space.shape[0] if len(space.shape) == 1 else list(space.shape))
@@ -57,18 +69,6 @@ def to_gymnasium_space(space: spaces.Space) -> Any:
     if isinstance(space, spaces.MultiDiscrete):
         return gymnasium.spaces.MultiDiscrete(space.nvec, dtype=space.dtype, start=space.start)
     raise TypeError(f"No gymnasium space for {space!r}.")
-
-
-def _tree_to_gymnasium(tree: Any) -> Any:
-    import gymnasium
-
-    if isinstance(tree, spaces.Space):
-        return to_gymnasium_space(tree)
-    if isinstance(tree, dict):
-        return gymnasium.spaces.Dict({k: _tree_to_gymnasium(v) for k, v in tree.items()})
-    if isinstance(tree, (tuple, list)):
-        return gymnasium.spaces.Tuple([_tree_to_gymnasium(v) for v in tree])
-    raise TypeError(f"No gymnasium space for a {type(tree).__name__} of spaces.")
 
 
 def to_gymnasium_action(space: Any, action: Any) -> Any:

@@ -1,83 +1,76 @@
-"""Interop: envhub environments as gymnasium, PettingZoo, gymnax and JaxMARL environments, and users' own env objects as envhub ones.
+"""Interop: envhub envs handed to other libraries' APIs (the exports), and users' own env objects as envhub ones.
 
-gymnasium, gymnax, jaxmarl, torch and brax are imported inside the functions that need them, never by ``import
-envhub``. The exports (``gym_env``, ``gym_vector``) compile one call per step (``compiled``);
-``register_gymnasium`` (``registration``) makes every envhub id a gymnasium id; ``to_gymnax``
-(``gymnax_export``) hands an env to gymnax code (rejax, PureJaxRL), ``to_jaxmarl`` (``jaxmarl_export``) a
-multi-agent env to JaxMARL code (its IPPO, MAPPO and QMIX baselines), ``to_torchrl`` (``torchrl_export``)
-a single-agent env to TorchRL (its collectors, transforms and losses; torch is imported only there).
+One module per target and one entry point each, listed once in ``_PUBLIC``: ``envhub.interop.to_X`` imports only
+what ``X`` needs (gymnasium, pettingzoo, gymnax, jaxmarl, stable-baselines3, torch are imported by their own module,
+never by ``import envhub`` or ``import envhub.interop``). Every export follows one contract
+(``envhub.interop.contract``: refusals, final_obs, close and pickling), converts spaces by one rule
+(``envhub.interop.leaves`` over ``envhub.spaces.convert``) and steps from Python through ``compiled.Runner``
+(gymnasium, SB3, PettingZoo, TorchRL) or hands envhub's functions to JAX code that jits itself (gymnax, JaxMARL).
+docs/interop.md holds the policies; CONTRIBUTING says how to add an export.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from envhub.core.env import Environment
-from envhub.errors import InvalidArgumentError
-from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.exports import to_gymnasium, to_gymnasium_vector, to_pettingzoo_aec, to_pettingzoo_parallel
-from envhub.interop.registration import register_gymnasium
+from envhub.errors import MissingDependencyError
+
+if TYPE_CHECKING:  # what type checkers and readers see; at run time __getattr__ imports each on first use
+    from envhub.host.gymnasium_spaces import to_gymnasium_space
+    from envhub.interop.gym_env import to_gymnasium
+    from envhub.interop.gym_vector import to_gymnasium_vector
+    from envhub.interop.gymnax_export import to_gymnax
+    from envhub.interop.jaxmarl_export import to_jaxmarl
+    from envhub.interop.objects import from_brax, from_gymnax
+    from envhub.interop.pettingzoo_aec import to_pettingzoo_aec
+    from envhub.interop.pettingzoo_parallel import to_pettingzoo_parallel
+    from envhub.interop.registration import register_gymnasium
+    from envhub.interop.sb3 import to_sb3_vec_env
+    from envhub.interop.torchrl_export import to_torchrl
+
+#: Each public name's module: an export is one module plus one line here.
+_PUBLIC = {
+    "to_gymnasium": "envhub.interop.gym_env",
+    "to_gymnasium_vector": "envhub.interop.gym_vector",
+    "to_sb3_vec_env": "envhub.interop.sb3",
+    "to_pettingzoo_parallel": "envhub.interop.pettingzoo_parallel",
+    "to_pettingzoo_aec": "envhub.interop.pettingzoo_aec",
+    "to_gymnax": "envhub.interop.gymnax_export",
+    "to_jaxmarl": "envhub.interop.jaxmarl_export",
+    "to_torchrl": "envhub.interop.torchrl_export",
+    "register_gymnasium": "envhub.interop.registration",
+    "to_gymnasium_space": "envhub.host.gymnasium_spaces",
+    "from_gymnax": "envhub.interop.objects",
+    "from_brax": "envhub.interop.objects",
+}
 
 
-def from_gymnax(env: Any, params: Any = None) -> Environment[Any, Any, Any]:
-    """Wrap your own gymnax environment *object* (and optional ``EnvParams``) as an envhub env."""
-    return _wrap_object("gymnax", env, params=params)
+def __getattr__(name: str) -> Any:
+    """The public ``name`` from its module, imported on first use; not cached here, so each access asks the module.
 
-
-def from_brax(env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
-    """Wrap your own brax environment *object* as an envhub env (``episode_length``, ``reset_mode``,
-    ``num_envs`` as for ``envhub.make("brax/...")``); no brax wrapper is stacked on it."""
-    return _wrap_object("brax", env, **kwargs)
-
-
-def to_gymnax(env: Environment[Any, Any, Any], step_returns: int = 6) -> tuple[Any, Any]:
-    """Expose an unbatched single-agent JAX-native envhub env as a gymnax ``Environment``: ``(gymnax_env, params)``.
-
-    ``step_returns=6``: gymnax 1.0's ``(obs, state, reward, terminated, truncated, info)``; ``5``: the classic
-    ``(obs, state, reward, done, info)`` of rejax 0.1.3 and PureJaxRL (``envhub.interop.gymnax_export``).
+    Where the module's library is missing, a function that raises its ``MissingDependencyError`` (the install line)
+    when called: ``from envhub.interop import to_torchrl`` works without torch, as every name of ``__all__`` does.
     """
-    from envhub.interop.gymnax_export import to_gymnax as export
-
-    return export(env, step_returns)
-
-
-def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> Any:
-    """Expose an unbatched multi-agent JAX-native envhub env as a JaxMARL ``MultiAgentEnv`` (``envhub.interop.jaxmarl_export``).
-
-    ``infos`` holds ``terminated``, ``truncated`` and (unless ``keep_final_obs=False``, for baselines that reshape every
-    info leaf to one value per agent) ``final_observation``; ``dones["__all__"]`` folds time limits in, as JaxMARL does.
-    """
-    from envhub.interop.jaxmarl_export import to_jaxmarl as export
-
-    return export(env, keep_final_obs)
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'envhub.interop' has no attribute {name!r}")
+    try:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    except MissingDependencyError as exc:
+        return _unavailable(name, exc)
 
 
-def to_torchrl(
-    env: Environment[Any, Any, Any], device: Any = None, one_hot_actions: bool = False, seed: int = 0
-) -> Any:
-    """Expose a single-agent envhub env (batched or not, JAX-native or host) as a TorchRL ``EnvBase`` (``envhub.interop.torchrl_export``).
+def _unavailable(name: str, exc: MissingDependencyError) -> Any:
+    def unavailable(*args: Any, **kwargs: Any) -> Any:
+        raise exc.with_traceback(None)  # the same error, its cause (the ImportError) kept
 
-    ``batch_size=[num_envs]``; ``("next", ...)`` holds the observation reached, a masked ``reset`` the next episode's
-    first (envhub's same-step auto-reset); ``device``: the tensors' torch device (default: the JAX device's).
-    """
-    from envhub.interop.torchrl_export import to_torchrl as export
-
-    return export(env, device, one_hot_actions, seed)
+    unavailable.__name__ = unavailable.__qualname__ = name
+    unavailable.__doc__ = f"Not available here: {exc}"
+    return unavailable
 
 
-def _wrap_object(prefix: str, env: Any, **kwargs: Any) -> Environment[Any, Any, Any]:
-    """The backend ``prefix``'s ``wrap_object(env, **kwargs)`` (``envhub.plugin.WrapObject``), found through the registry.
-
-    The core imports no plugin; loading one checks that its ``wrap_object``, if any, is callable
-    (``PluginIncompatibleError`` naming the plugin otherwise).
-    """
-    from envhub.registry.api import default_registry
-    from envhub.registry.hookspecs import WRAP_ATTRIBUTE, WrapObject
-
-    wrap: WrapObject | None = getattr(default_registry().plugin(prefix), WRAP_ATTRIBUTE, None)
-    if wrap is None:
-        raise InvalidArgumentError(f"backend {prefix!r} has no wrap_object(env, ...); it cannot wrap your own objects.")
-    return wrap(env, **kwargs)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
 
 
 __all__ = [
@@ -91,5 +84,6 @@ __all__ = [
     "to_jaxmarl",
     "to_pettingzoo_aec",
     "to_pettingzoo_parallel",
+    "to_sb3_vec_env",
     "to_torchrl",
 ]

@@ -16,39 +16,17 @@ import numpy as np
 from envhub.core.action_check import host_action_checker
 from envhub.core.env import Environment, values_checked_by_caller
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.interop.flags import checked_seed
 from envhub.interop.packing import Packer
 
 
 def seed_key(seed: Any) -> jax.Array:
-    """A key from an int seed, or from a list of per-env seeds (gymnasium's vector ``reset(seed=[...])``).
-
-    A seed is an int from 0 to 2**63 - 1, as gymnasium's (it refuses negative seeds) and the CLI's ``--seed``.
-    """
-    if isinstance(seed, (list, tuple, np.ndarray)):
-        seeds = [_one_seed(s, seed) for s in seed]
-        return jax.random.key(int(np.random.SeedSequence(seeds).generate_state(1, np.uint32)[0]))
-    return jax.random.key(_one_seed(seed, seed))
-
-
-def _one_seed(seed: Any, given: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
-        where = "" if seed is given else f" (in seed={given!r})"
-        raise InvalidArgumentError(
-            f"seed={seed!r}{where} must be an int from 0 to 2**63 - 1, a list of such ints or None."
-        )
-    return int(seed)
-
-
-def drawn_modes(env: Environment[Any, Any, Any]) -> list[str]:
-    """The render modes an export of ``env`` offers (its metadata's ``render_modes``): ``rgb_array`` where ``env`` draws."""
-    return ["rgb_array"] if "rgb_array" in env.render_modes else []
-
-
-def known_agent(env_id: str, agents: list[str], agent: Any, method: str) -> str:
-    """``agent`` if it is one of ``agents`` (the PettingZoo exports' per-agent calls), else an error naming them."""
-    if isinstance(agent, str) and agent in agents:
-        return agent
-    raise InvalidArgumentError(f"{method}({agent!r}) of {env_id!r}: no such agent; the agents are {agents}.")
+    """A key from an int seed, or from a list of per-env seeds (gymnasium's vector ``reset(seed=[...])``), by the
+    seed rule (``envhub.interop.flags.checked_seed``)."""
+    seed = checked_seed(seed, none=True)
+    if isinstance(seed, list):
+        return jax.random.key(int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0]))
+    return jax.random.key(seed)
 
 
 class Runner:
@@ -148,4 +126,4 @@ class Runner:
             )
 
 
-__all__ = ["Runner", "drawn_modes", "known_agent", "seed_key"]
+__all__ = ["Runner", "seed_key"]

@@ -9,7 +9,9 @@ envhub resets an env in the step that ends its episode (``ts.obs`` the new first
   step ignores the action of those envs and returns a new episode's first observation, reward 0,
   not terminated nor truncated (they are reset again then, so no step of theirs is lost).
 - ``DISABLED``: the ending step returns the observation reached; ``reset(options={"reset_mask": m})``
-  starts new episodes where ``m``.
+  starts new episodes where ``m`` (a bool array of shape ``(num_envs,)``, as gymnasium's own vector envs take).
+
+The contract (refusals, final_obs, close, pickling) is ``envhub.interop.contract``'s.
 """
 
 from __future__ import annotations
@@ -22,10 +24,29 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner, drawn_modes
+from envhub.interop.compiled import Runner
+from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.flags import checked_mask, drawn_modes
+
+FIXES = {"multi-agent": "gymnasium's VectorEnv is single-agent"}
+TARGET = Target("to_gymnasium_vector", "gymnasium", batched=True, reached="step's obs at an end", fixes=FIXES)
+
+
+def to_gymnasium_vector(env: Any, seed: int = 0, autoreset_mode: Any = "NextStep") -> EnvhubVectorEnv:
+    """Expose a batched single-agent envhub env as a ``gymnasium.vector.VectorEnv``.
+
+    ``autoreset_mode``: a ``gymnasium.vector.AutoresetMode`` (or its value or name): ``NEXT_STEP`` (gymnasium's
+    default), ``SAME_STEP`` (envhub's own: ``info["final_obs"]``) or ``DISABLED`` (``reset(options={"reset_mask":
+    mask})``); see the module docstring. It pickles as this call (the env by its make id).
+
+    Raises:
+        InvalidArgumentError: ``env`` is not a batched single-agent envhub env or drops ``final_obs``; ``seed`` is no
+            int from 0 to 2**63 - 1; ``autoreset_mode`` is no gymnasium mode.
+        ClosedEnvironmentError: ``env`` is closed.
+    """
+    return EnvhubVectorEnv(TARGET.check(env, seed=seed, autoreset_mode=parse_autoreset_mode(autoreset_mode)))
 
 
 def _merge(where: np.ndarray, new: Any, old: Any) -> Any:
@@ -48,14 +69,16 @@ def parse_autoreset_mode(mode: Any) -> AutoresetMode:
     raise InvalidArgumentError(f"autoreset_mode={mode!r} is not a gymnasium autoreset mode; use one of {names}.")
 
 
-class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
-    """A batched envhub env as a ``gymnasium.vector.VectorEnv``; outputs are writable NumPy arrays."""
+class EnvhubVectorEnv(Exported, gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+    """A batched envhub env as a ``gymnasium.vector.VectorEnv``, made by ``to_gymnasium_vector``; outputs are
+    writable NumPy arrays."""
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, autoreset_mode: Any = AutoresetMode.NEXT_STEP):
+    def __init__(self, made: Made):
+        self.made = made
+        self.env = env = made.env
         assert env.num_envs is not None
-        self.env, self._seed = env, seed
-        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
-        self._runner = Runner(env, seed)
+        self.autoreset_mode = made.flags["autoreset_mode"]
+        self._runner = Runner(env, made.flags["seed"])
         self.num_envs = env.num_envs
         self.single_observation_space = to_gymnasium_space(env.single_observation_space)
         self.single_action_space = to_gymnasium_space(env.single_action_space)
@@ -77,9 +100,7 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
                     f"reset(options={{'reset_mask': ...}}) needs autoreset_mode=AutoresetMode.DISABLED; "
                     f"this export uses {self.autoreset_mode}."
                 )
-            mask = np.asarray(mask, bool)
-            if mask.shape != (self.num_envs,):
-                raise InvalidArgumentError(f"reset_mask of shape {mask.shape} must have shape ({self.num_envs},).")
+            mask = checked_mask("reset(options={'reset_mask': ...})", mask, self.num_envs)
             ts = self._runner.reset_where(mask)
             self._obs = _merge(mask, ts.obs, self._obs)
             return self._obs, ts.info
@@ -90,7 +111,7 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         ts = self._runner.step(actions)
-        reached = ts.obs if ts.final_obs is None else ts.final_obs
+        reached = TARGET.final_obs(self.env.id, ts)
         terminated, truncated, reward = ts.terminated, ts.truncated, ts.reward
         done = terminated | truncated
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
@@ -118,11 +139,12 @@ class EnvhubVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     def render(self) -> Any:
         return self._runner.render() if "rgb_array" in self.metadata["render_modes"] else None
 
+    def close(self, **kwargs: Any) -> None:
+        """gymnasium's close; the envhub env stays open unless the export made it (``envhub.interop.contract``)."""
+        gymnasium.vector.VectorEnv.close(self, **kwargs)
+
     def close_extras(self, **kwargs: Any) -> None:
-        self.env.close()
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.env, self._seed, self.autoreset_mode)
+        Exported.close(self)
 
 
-__all__ = ["EnvhubVectorEnv", "parse_autoreset_mode"]
+__all__ = ["TARGET", "EnvhubVectorEnv", "parse_autoreset_mode", "to_gymnasium_vector"]

@@ -4,16 +4,20 @@ JaxMARL's contract: ``reset(key) -> (obs, state)`` and ``step(key, state, action
 dones, infos)``, dicts keyed by agent, auto-resetting in the same step (envhub's own reset: ``obs`` is the next
 episode's first after an end). ``dones[agent]`` is the episode's end or that agent's own (``info["agent_done"]``),
 ``dones["__all__"]`` the episode's: ``terminated | truncated``, since JaxMARL folds time limits into ``done``.
-``infos`` holds, beside the env's per-agent entries stacked in agent order, ``terminated`` and ``truncated`` as
-``(num_agents,)`` arrays (JaxMARL's layout of infos) and ``final_observation`` (``{agent: obs reached}``): a
-baseline that bootstraps at time limits reads those two; ``keep_final_obs=False`` leaves the last out, for
-baselines that reshape every info leaf to one value per agent (JaxMARL's IPPO and MAPPO).
+Every leaf of ``infos`` has one value per agent, as JaxMARL's baselines need (they reshape each to
+``(num_envs * num_agents,)``): the env's per-agent entries stacked in agent order, and ``terminated`` and
+``truncated`` as ``(num_agents,)`` arrays. The observations reached live in the state, where baselines do not
+reshape them: ``state.final_observation`` (``{agent: obs reached}``, the obs itself where the episode goes on;
+``None`` with ``keep_final_obs=False`` or an env that drops ``final_obs``): a baseline that bootstraps at time
+limits reads it where ``truncated``. JaxMARL's own contract has no observation reached (its baselines never
+bootstrap), so an env without ``final_obs`` (``DropFinalObs``) is taken (``envhub.interop.contract``).
 
 An agent's observation ``{"observation", "legal_action_mask"}`` (SMAX, Hanabi, pgx) is its ``observation``, the
 mask its ``get_avail_actions`` (all ones where the env has none). A turn-based game (pgx: one action, the player
-to move's) takes an action from every agent and plays the mover's; every agent observes the game's observation
-(the mover's view); the others' avail actions are all ones (their actions are checked, then ignored).
-Nothing is jitted here: JaxMARL code jits (and vmaps) itself.
+to move's) takes an action from every agent, checks every one by ``env.step``'s rule (structure, shape, dtype and
+values: ``ActionError``, as docs/multi-agent.md says of every action) and plays the mover's; every agent observes
+the game's observation (the mover's view); the others' avail actions are all ones. Nothing is jitted here:
+JaxMARL code jits (and vmaps) itself.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ import numpy as np
 
 from envhub import spaces
 from envhub.core.action_check import check_action
-from envhub.core.arguments import an_environment
-from envhub.core.env import Environment
+from envhub.core.checking import STRICT, check_values, outermost_check
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
+from envhub.interop.contract import TURN_KEYS, Exported, Made, Target
+from envhub.interop.leaves import gymnax_style_space
 from envhub.registry.plugin_api import compatible_core_range
 
 try:
@@ -41,27 +46,55 @@ except ImportError as exc:  # pragma: no cover - exercised when jaxmarl is absen
     line = f'pip install "envhub[jaxmarl]{compatible_core_range()}"'
     raise MissingDependencyError("envhub.interop.to_jaxmarl", "jaxmarl", line) from exc
 
-#: The keys of an observation that carries its legal-action mask (docs/multi-agent.md); ``current_player``: pgx's.
+#: The keys of an observation that carries its legal-action mask (docs/multi-agent.md); a turn-based one's: TURN_KEYS.
 MASKED_KEYS = {"observation", "legal_action_mask"}
-TURN_KEYS = MASKED_KEYS | {"current_player"}
+
+TARGET = Target(
+    "to_jaxmarl",
+    "JaxMARL",
+    agents="multi",
+    jax_native=True,
+    fixes={
+        "batched": " (JaxMARL code such as its IPPO and MAPPO baselines vmaps env.reset and env.step itself)",
+        "single-agent": ": use envhub.interop.to_gymnax for JAX code written against gymnax (PureJaxRL, rejax)",
+        "host": ": use envhub.interop.to_pettingzoo_parallel (or to_pettingzoo_aec) for host envs",
+    },
+)
+
+
+def to_jaxmarl(env: Any, keep_final_obs: bool = True) -> EnvhubMultiAgentEnv:
+    """Expose an unbatched multi-agent JAX-native envhub env as a JaxMARL ``MultiAgentEnv``; JaxMARL's baselines run
+    on it unchanged. ``keep_final_obs=False`` keeps no ``state.final_observation`` (memory). It pickles as this call.
+
+    Raises:
+        InvalidArgumentError: ``env`` is no envhub env, batched, single-agent or a host env; a turn-based game's
+            observation is not the dict of docs/multi-agent.md; a space has no JaxMARL counterpart;
+            ``keep_final_obs`` is no bool.
+        ClosedEnvironmentError: ``env`` is closed.
+    """
+    return EnvhubMultiAgentEnv(TARGET.check(env, keep_final_obs=keep_final_obs))
 
 
 @struct.dataclass
 class EnvhubMultiAgentState:
     """The export's state: the envhub env's ``env_state``, the avail actions of its last observation (``None``
-    where the env has no masks) and, in a turn-based game, the index in ``agents`` of the player to move."""
+    where the env has no masks), in a turn-based game the index in ``agents`` of the player to move, and
+    ``final_observation``: each agent's observation reached by the last step (``None`` where not kept)."""
 
     env_state: Any
     avail_actions: Any = None
     current_player: Any = None
+    final_observation: Any = None
 
 
-class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
-    """An unbatched multi-agent envhub env behind JaxMARL's ``MultiAgentEnv`` API (see the module docstring)."""
+class EnvhubMultiAgentEnv(Exported, MultiAgentEnv):  # type: ignore[misc,unused-ignore]
+    """An unbatched multi-agent envhub env behind JaxMARL's ``MultiAgentEnv`` API, made by ``to_jaxmarl`` (see the
+    module docstring)."""
 
-    def __init__(self, env: Environment[Any, Any, Any], keep_final_obs: bool = True):
+    def __init__(self, made: Made):
+        env = made.env
         super().__init__(len(env.agents))
-        self.env, self.keep_final_obs = env, keep_final_obs
+        self.made, self.env, self.keep_final_obs = made, env, made.flags["keep_final_obs"]
         self.agents = list(env.agents)
         obs, act = env.single_observation_space, env.single_action_space
         self.turn_based = not (isinstance(act, spaces.Tree) and _keys(act) == set(self.agents))
@@ -79,8 +112,8 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
         self._masked = all(_keys(s) in (MASKED_KEYS, TURN_KEYS) for s in agent_obs.values())
         self._actions = spaces.Tree(agent_act)  # the turn-based game's per-agent actions, checked by check_action
         shown = {a: cast(spaces.Tree, s)["observation"] if self._masked else s for a, s in agent_obs.items()}
-        self.observation_spaces = {a: to_jaxmarl_space(s, "observation") for a, s in shown.items()}
-        self.action_spaces = {a: to_jaxmarl_space(s, "action") for a, s in agent_act.items()}
+        self.observation_spaces = {a: to_jaxmarl_space(s, f"{a}'s observation space") for a, s in shown.items()}
+        self.action_spaces = {a: to_jaxmarl_space(s, f"{a}'s action space") for a, s in agent_act.items()}
 
     @property
     def name(self) -> str:
@@ -89,7 +122,7 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
     def reset(self, key: jax.Array) -> tuple[dict[str, Any], EnvhubMultiAgentState]:  # type: ignore[override]
         """A new episode: ``(obs, state)``."""
         env_state, ts = self.env.init(key)
-        return self._observe(ts.obs), self._state(env_state, ts.obs)
+        return self._observe(ts.obs), self._state(env_state, ts)
 
     def step(  # type: ignore[override]
         self, key: jax.Array, state: EnvhubMultiAgentState, actions: dict[str, Any], reset_state: Any = None
@@ -108,9 +141,12 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
                 f"the EnvhubMultiAgentState its reset and step return; pass that state (obs, state = env.reset(key))."
             )
         action = self._scalar_discrete(actions)
-        if self.turn_based:  # every agent's action through env.step's rule, then the mover's
-            checked = check_action(self.env.id, self._actions, action)
-            action = jnp.stack([checked[a] for a in self.agents])[state.current_player]
+        if self.turn_based:  # every agent's action through env.step's rule (values too), then the mover's played
+            action = check_action(self.env.id, self._actions, action)
+            with outermost_check(self.env) as mode:
+                if mode:
+                    action = check_values(self.env.id, self._actions, action, hard_stop=mode == STRICT)
+            action = jnp.stack([action[a] for a in self.agents])[state.current_player]
         env_state, ts = self.env.step(key, state.env_state, action)
         done = ts.done
         agent_done = ts.info.get("agent_done", {})
@@ -118,15 +154,13 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
         infos = {k: self._stacked(v) if self._per_agent(v) else v for k, v in ts.info.items() if k != "agent_done"}
         infos["terminated"] = jnp.full((self.num_agents,), ts.terminated)
         infos["truncated"] = jnp.full((self.num_agents,), ts.truncated)
-        if self.keep_final_obs and ts.final_obs is not None:
-            infos["final_observation"] = self._observe(ts.final_obs)
         rewards = {a: ts.reward[a] for a in self.agents}
-        return self._observe(ts.obs), self._state(env_state, ts.obs), rewards, {**dones, "__all__": done}, infos
+        return self._observe(ts.obs), self._state(env_state, ts), rewards, {**dones, "__all__": done}, infos
 
     def step_env(self, key: jax.Array, state: Any, actions: Any) -> tuple[Any, ...]:
         raise NotImplementedError(
             f"the JaxMARL export of {self.env.id!r} auto-resets inside step (envhub's same-step reset); call "
-            f"step(key, state, actions): infos['final_observation'] holds the observations reached."
+            f"step(key, state, actions): state.final_observation holds the observations reached."
         )
 
     def get_avail_actions(self, state: EnvhubMultiAgentState) -> dict[str, jax.Array]:  # type: ignore[override]
@@ -148,14 +182,17 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
         per_agent = {a: obs for a in self.agents} if self.turn_based else {a: obs[a] for a in self.agents}
         return {a: o["observation"] for a, o in per_agent.items()} if self._masked else per_agent
 
-    def _state(self, env_state: Any, obs: Any) -> EnvhubMultiAgentState:
+    def _state(self, env_state: Any, ts: Any) -> EnvhubMultiAgentState:
+        obs = ts.obs
+        reached = self._observe(ts.final_obs) if self.keep_final_obs and ts.final_obs is not None else None
         if not self._masked:
-            return EnvhubMultiAgentState(env_state)
+            return EnvhubMultiAgentState(env_state, final_observation=reached)
         if not self.turn_based:
-            return EnvhubMultiAgentState(env_state, {a: obs[a]["legal_action_mask"] for a in self.agents})
+            avail = {a: obs[a]["legal_action_mask"] for a in self.agents}
+            return EnvhubMultiAgentState(env_state, avail, final_observation=reached)
         mover, mask = jnp.asarray(obs["current_player"], jnp.int32), obs["legal_action_mask"]
         avail = {a: mask | (mover != i) for i, a in enumerate(self.agents)}
-        return EnvhubMultiAgentState(env_state, avail, mover)
+        return EnvhubMultiAgentState(env_state, avail, mover, reached)
 
     def _per_agent(self, value: Any) -> bool:
         return isinstance(value, dict) and set(value) == set(self.agents)
@@ -177,70 +214,11 @@ class EnvhubMultiAgentEnv(MultiAgentEnv):  # type: ignore[misc,unused-ignore]
         return f"EnvhubMultiAgentEnv({self.env!r}, keep_final_obs={self.keep_final_obs})"
 
 
-def to_jaxmarl(env: Environment[Any, Any, Any], keep_final_obs: bool = True) -> EnvhubMultiAgentEnv:
-    """Expose an unbatched multi-agent JAX-native envhub env as a JaxMARL ``MultiAgentEnv``.
-
-    Raises:
-        InvalidArgumentError: ``env`` is batched, single-agent or a host env; a turn-based game's observation is
-            not the dict of docs/multi-agent.md; a space has no JaxMARL counterpart.
-    """
-    an_environment("to_jaxmarl", env)
-    if not isinstance(keep_final_obs, (bool, np.bool_)):
-        raise InvalidArgumentError(
-            f"to_jaxmarl(keep_final_obs={keep_final_obs!r}): give True (infos['final_observation'] holds the "
-            f"observations reached) or False (left out, for baselines that reshape every info leaf per agent)."
-        )
-    if env.num_envs is not None:
-        raise InvalidArgumentError(
-            f"to_jaxmarl needs an unbatched env; {env.id!r} has num_envs={env.num_envs}: make it without num_envs "
-            f"(JaxMARL code such as its IPPO and MAPPO baselines vmaps env.reset and env.step itself)."
-        )
-    if not env.agents:
-        raise InvalidArgumentError(
-            f"to_jaxmarl needs a multi-agent env; {env.id!r} is single-agent (env.agents is empty): use "
-            f"envhub.interop.to_gymnax for JAX code written against gymnax (PureJaxRL, rejax)."
-        )
-    if not env.is_jax_native:
-        raise InvalidArgumentError(
-            f"to_jaxmarl needs a JAX-native env; {env.id!r} runs on the host: use "
-            f"envhub.interop.to_pettingzoo_parallel (or to_pettingzoo_aec) for host envs."
-        )
-    return EnvhubMultiAgentEnv(env, bool(keep_final_obs))
-
-
-def to_jaxmarl_space(space: spaces.Space, what: str = "observation") -> Any:
-    """The JaxMARL space of an envhub ``space``: ``Discrete`` (from 0, one int), ``MultiDiscrete`` (from 0, one axis),
-    ``Box``, ``Dict``/``Tuple`` of them; other integer spaces become an integer ``Box`` with inclusive bounds."""
-    if isinstance(space, spaces.Discrete) and space.shape == () and space.start_value == 0:
-        return jaxmarl_spaces.Discrete(space.n, dtype=space.dtype)
-    if isinstance(space, spaces.MultiDiscrete):
-        one_axis = len(space.shape) == 1 and not isinstance(space, spaces.Discrete)
-        if one_axis and space.dtype == np.int32 and not space.start.any():
-            return jaxmarl_spaces.MultiDiscrete([int(n) for n in space.nvec])
-        low, high = space.start.astype(space.dtype), (space.start + space.nvec - 1).astype(space.dtype)
-        return jaxmarl_spaces.Box(low, high, space.shape, space.dtype)
-    if isinstance(space, spaces.Box):
-        return jaxmarl_spaces.Box(
-            space.low.astype(space.dtype), space.high.astype(space.dtype), space.shape, space.dtype
-        )
-    if isinstance(space, spaces.Tree):
-        return _tree(space.spaces, what)
-    raise InvalidArgumentError(
-        f"to_jaxmarl: the {what} space {space!r} has no JaxMARL counterpart (JaxMARL has Discrete, MultiDiscrete, Box, "
-        f"Dict, Tuple)."
-    )
-
-
-def _tree(node: Any, what: str) -> Any:
-    if isinstance(node, spaces.Space):
-        return to_jaxmarl_space(node, what)
-    if isinstance(node, dict):
-        return jaxmarl_spaces.Dict({k: _tree(v, what) for k, v in node.items()})
-    if isinstance(node, (tuple, list)):
-        return jaxmarl_spaces.Tuple([_tree(v, what) for v in node])
-    raise InvalidArgumentError(
-        f"to_jaxmarl: the {what} space holds a {type(node).__name__} node; JaxMARL spaces nest only dicts and tuples."
-    )
+def to_jaxmarl_space(space: spaces.Space, what: str = "the observation space") -> Any:
+    """The JaxMARL space of an envhub ``space`` (``envhub.interop.leaves``' rule): ``Discrete`` (one integer from 0,
+    any integer dtype, kept), ``MultiDiscrete`` (one axis from 0), ``Box`` (other integer spaces with their inclusive
+    bounds), ``Dict``/``Tuple`` of them."""
+    return gymnax_style_space("to_jaxmarl", jaxmarl_spaces, what, space, lambda dtype: dtype)
 
 
 def _keys(space: spaces.Space) -> set[str]:
@@ -248,4 +226,4 @@ def _keys(space: spaces.Space) -> set[str]:
     return set(space.spaces) if isinstance(space, spaces.Tree) and isinstance(space.spaces, dict) else set()
 
 
-__all__ = ["EnvhubMultiAgentEnv", "EnvhubMultiAgentState", "to_jaxmarl", "to_jaxmarl_space"]
+__all__ = ["TARGET", "EnvhubMultiAgentEnv", "EnvhubMultiAgentState", "to_jaxmarl", "to_jaxmarl_space"]

@@ -9,8 +9,9 @@ game's first observation before it has moved). When the game ends every agent is
 
 ``step`` refuses what ``env.step`` refuses, with its errors (``ActionError``; checked on the host before anything
 runs, so the export stays usable). Lifecycle mistakes (``step``/``observe`` before ``reset``, ``step`` once every
-agent has left, an action for a done agent, an unknown agent) are ``InvalidArgumentError``; use after ``close`` is
-``ClosedEnvironmentError``.
+agent has left, an action for a done agent, an unknown agent) are ``InvalidArgumentError``; use after the env's
+``close()`` is ``ClosedEnvironmentError``. The contract (refusals, final_obs, close, pickling) is
+``envhub.interop.contract``'s.
 """
 
 from __future__ import annotations
@@ -21,22 +22,40 @@ import gymnasium
 import numpy as np
 import pettingzoo
 
-from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner, drawn_modes, known_agent
+from envhub.interop.compiled import Runner
+from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.flags import drawn_modes, known_agent
+
+FIXES = {"single-agent": ": use to_gymnasium", "multi-agent": ": use to_pettingzoo_parallel"}
+TARGET = Target("to_pettingzoo_aec", "PettingZoo", agents="turn-based", reached="observe() at the end", fixes=FIXES)
 
 
-class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
-    """A turn-based multi-agent envhub env as a PettingZoo ``AECEnv`` (no auto-reset: call ``reset`` when
-    ``agents`` is empty). At the game's end, observations are the position reached (envhub's ``final_obs``)."""
+def to_pettingzoo_aec(env: Any, seed: int = 0, render_mode: str | None = None) -> EnvhubAECEnv:
+    """Expose an unbatched turn-based envhub game (e.g. ``pgx/...``: one observation with ``current_player`` and
+    ``legal_action_mask``) as a PettingZoo ``AECEnv``. ``render_mode="rgb_array"``: ``render()`` returns the env's
+    frame of its current state. It pickles as this call (the env by its make id).
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
-        self.env, self._seed = env, seed
+    Raises:
+        InvalidArgumentError: ``env`` is no envhub env, batched, single-agent or not turn-based, or drops
+            ``final_obs``; ``seed`` is no int from 0 to 2**63 - 1; ``render_mode`` is not one ``env`` draws.
+        ClosedEnvironmentError: ``env`` is closed.
+    """
+    return EnvhubAECEnv(TARGET.check(env, seed=seed, render_mode=render_mode))
+
+
+class EnvhubAECEnv(Exported, pettingzoo.AECEnv):  # type: ignore[misc]
+    """A turn-based multi-agent envhub env as a PettingZoo ``AECEnv``, made by ``to_pettingzoo_aec`` (no auto-reset:
+    call ``reset`` when ``agents`` is empty). At the game's end, observations are the position reached."""
+
+    def __init__(self, made: Made):
+        self.made, self.env = made, made.env
+        env = self.env
         self.possible_agents = list(env.agents)
         self.metadata = {"name": env.id, "render_modes": drawn_modes(env), "is_parallelizable": False}
-        self.render_mode = render_mode  # checked by the export function
-        spaces_of_one = env.single_observation_space.spaces  # type: ignore[attr-defined]
+        self.render_mode = made.flags["render_mode"]
+        spaces_of_one = env.single_observation_space.spaces
         n = int(spaces_of_one["legal_action_mask"].shape[0])
         self._obs_space = gymnasium.spaces.Dict(
             {
@@ -45,7 +64,7 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
             }
         )
         self._action_space = to_gymnasium_space(env.single_action_space)
-        self._runner = Runner(env, seed)
+        self._runner = Runner(env, made.flags["seed"])
         self._seen: dict[str, Any] = {}
 
     def observation_space(self, agent: str) -> Any:
@@ -91,7 +110,7 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: float(ts.reward[a]) for a in self.agents}
         if bool(ts.terminated) or bool(ts.truncated):
-            reached = self._as_seen(ts.obs if ts.final_obs is None else ts.final_obs)
+            reached = self._as_seen(TARGET.final_obs(self.env.id, ts))
             self._seen = {a: reached for a in self.agents}
             self.terminations = {a: bool(ts.terminated) for a in self.agents}
             self.truncations = {a: bool(ts.truncated) for a in self.agents}
@@ -104,15 +123,7 @@ class EnvhubAECEnv(pettingzoo.AECEnv):  # type: ignore[misc]
         return {"observation": obs["observation"], "action_mask": np.asarray(obs["legal_action_mask"], np.int8)}
 
     def render(self) -> Any:
-        """The env's frame of its current state (``render_mode="rgb_array"``), else ``None``. After an episode's last
-        step that is the next episode's first state (envhub resets in the same step)."""
-        return self._runner.render() if self.render_mode == "rgb_array" else None
-
-    def close(self) -> None:
-        self.env.close()
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.env, self._seed, self.render_mode)
+        return self.frame()
 
 
-__all__ = ["EnvhubAECEnv"]
+__all__ = ["TARGET", "EnvhubAECEnv", "to_pettingzoo_aec"]

@@ -8,8 +8,8 @@ leaves ``agents``; call ``reset`` to start the next. An agent that ended earlier
 
 ``step`` refuses what ``env.step`` refuses, with its errors (``ActionError`` naming the agent, the value and the fix;
 checked on the host before anything runs, so the export stays usable); lifecycle mistakes (``step`` before ``reset``
-or after the episode's end, an unknown agent) are ``InvalidArgumentError``, use after ``close`` is
-``ClosedEnvironmentError``.
+or after the episode's end, an unknown agent) are ``InvalidArgumentError``; use after the env's ``close()`` is
+``ClosedEnvironmentError``. The contract (refusals, final_obs, close, pickling) is ``envhub.interop.contract``'s.
 """
 
 from __future__ import annotations
@@ -19,27 +19,47 @@ from typing import Any, cast
 import pettingzoo
 
 from envhub import spaces
-from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
-from envhub.interop.compiled import Runner, drawn_modes, known_agent
+from envhub.interop.compiled import Runner
+from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.flags import drawn_modes, known_agent
+
+FIXES = {"single-agent": ": use to_gymnasium", "multi-agent": ": use to_pettingzoo_aec for a turn-based game"}
+TARGET = Target(
+    "to_pettingzoo_parallel", "PettingZoo", agents="simultaneous", reached="step's obs at the end", fixes=FIXES
+)
 
 
-class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
-    """A simultaneous multi-agent envhub env as a PettingZoo ``ParallelEnv`` (no auto-reset: call ``reset``
-    when ``agents`` is empty). At an episode end, observations are the ones reached (envhub's ``final_obs``).
+def to_pettingzoo_parallel(env: Any, seed: int = 0, render_mode: str | None = None) -> EnvhubParallelEnv:
+    """Expose an unbatched simultaneous multi-agent envhub env (e.g. ``jaxmarl/...``) as a PettingZoo ``ParallelEnv``:
+    observations, actions and rewards keyed by ``env.agents``. ``render_mode="rgb_array"``: ``render()`` returns the
+    env's frame of its current state. It pickles as this call (the env by its make id).
+
+    Raises:
+        InvalidArgumentError: ``env`` is no envhub env, batched, single-agent or turn-based (one observation, the
+            player to move's), or drops ``final_obs``; ``seed`` is no int from 0 to 2**63 - 1; ``render_mode`` is
+            not one ``env`` draws.
+        ClosedEnvironmentError: ``env`` is closed.
+    """
+    return EnvhubParallelEnv(TARGET.check(env, seed=seed, render_mode=render_mode))
+
+
+class EnvhubParallelEnv(Exported, pettingzoo.ParallelEnv):  # type: ignore[misc]
+    """A simultaneous multi-agent envhub env as a PettingZoo ``ParallelEnv``, made by ``to_pettingzoo_parallel`` (no
+    auto-reset: call ``reset`` when ``agents`` is empty). At an episode end, observations are the ones reached.
     """
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0, render_mode: str | None = None):
-        self.env, self._seed = env, seed
-        self.possible_agents = list(env.agents)
+    def __init__(self, made: Made):
+        self.made, self.env = made, made.env
+        self.possible_agents = list(self.env.agents)
         self.agents: list[str] = []
-        self.metadata = {"name": env.id, "render_modes": drawn_modes(env), "is_parallelizable": True}
-        self.render_mode = render_mode  # checked by the export function
-        obs, act = cast(spaces.Tree, env.single_observation_space), cast(spaces.Tree, env.single_action_space)
-        self._obs_spaces = {a: to_gymnasium_space(obs[a]) for a in env.agents}
-        self._action_spaces = {a: to_gymnasium_space(act[a]) for a in env.agents}
-        self._runner = Runner(env, seed)
+        self.metadata = {"name": self.env.id, "render_modes": drawn_modes(self.env), "is_parallelizable": True}
+        self.render_mode = made.flags["render_mode"]
+        obs, act = cast(spaces.Tree, self.env.single_observation_space), cast(spaces.Tree, self.env.single_action_space)
+        self._obs_spaces = {a: to_gymnasium_space(obs[a]) for a in self.possible_agents}
+        self._action_spaces = {a: to_gymnasium_space(act[a]) for a in self.possible_agents}
+        self._runner = Runner(self.env, made.flags["seed"])
 
     def observation_space(self, agent: str) -> Any:
         return self._obs_spaces[known_agent(self.env.id, self.possible_agents, agent, "observation_space")]
@@ -59,7 +79,7 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
             )
         ts = self._runner.step(actions)  # refuses, as env.step does, before anything runs
         agents = list(self.agents)
-        obs = ts.obs if ts.final_obs is None else ts.final_obs
+        obs = TARGET.final_obs(self.env.id, ts)
         terminated, truncated = bool(ts.terminated), bool(ts.truncated)
         if terminated or truncated:
             self.agents = []
@@ -76,15 +96,7 @@ class EnvhubParallelEnv(pettingzoo.ParallelEnv):  # type: ignore[misc]
         return {k: v[agent] for k, v in info.items() if isinstance(v, dict) and agent in v}
 
     def render(self) -> Any:
-        """The env's frame of its current state (``render_mode="rgb_array"``), else ``None``. After an episode's last
-        step that is the next episode's first state (envhub resets in the same step)."""
-        return self._runner.render() if self.render_mode == "rgb_array" else None
-
-    def close(self) -> None:
-        self.env.close()
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.env, self._seed, self.render_mode)
+        return self.frame()
 
 
-__all__ = ["EnvhubParallelEnv"]
+__all__ = ["TARGET", "EnvhubParallelEnv", "to_pettingzoo_parallel"]

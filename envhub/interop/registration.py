@@ -2,7 +2,8 @@
 
 Registration lists the ids of the installed backends (their plugins' listings) and builds no
 environment: ``gymnasium.make`` calls ``make_env``, ``gymnasium.make_vec`` (its default
-``vector_entry_point`` mode) ``make_vector_env``, each with the envhub id in the spec's kwargs.
+``vector_entry_point`` mode) ``make_vector_env``, each with the envhub id in the spec's kwargs. The env such a
+maker builds belongs to the export it returns: the export's ``close()`` closes it (``envhub.interop.contract``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from envhub.errors import InvalidArgumentError
+from envhub.interop.contract import owning
+from envhub.interop.flags import FLAGS
 
 NAMESPACE = "envhub"
 _METADATA = {"render_modes": ["rgb_array"]}  # what an export can offer; make refuses it where the env cannot
@@ -46,11 +48,14 @@ def _registrable(spec: Any) -> bool:
     return spec.available and not ours and single_agent(spec.prefix, spec.name)
 
 
-def _check_render_mode(env: Any, render_mode: str | None) -> None:
-    if render_mode is not None and render_mode not in env.render_modes:
-        raise InvalidArgumentError(
-            f"render_mode={render_mode!r} for {env.id!r}, which can draw {list(env.render_modes)}; leave it out."
-        )
+def _exported(env: Any, export: Any, render_mode: str | None, *args: Any) -> Any:
+    """``export(env, *args)``, owning ``env``; ``env`` closed where ``render_mode`` or the export refuses it."""
+    try:
+        FLAGS["render_mode"]("gymnasium.make", env, render_mode)
+        return owning(export(env, *args))
+    except BaseException:
+        env.close()
+        raise
 
 
 class _EnvMaker:
@@ -59,12 +64,10 @@ class _EnvMaker:
     metadata = _METADATA
 
     def __call__(self, envhub_id: str, render_mode: str | None = None, seed: int = 0, **kwargs: Any) -> Any:
-        from envhub.interop.exports import to_gymnasium
+        from envhub.interop.gym_env import to_gymnasium
         from envhub.registry import api
 
-        env = api.make(envhub_id, **kwargs)
-        _check_render_mode(env, render_mode)
-        return to_gymnasium(env, seed, render_mode)
+        return _exported(api.make(envhub_id, **kwargs), to_gymnasium, render_mode, seed, render_mode)
 
 
 class _VectorEnvMaker:
@@ -81,12 +84,11 @@ class _VectorEnvMaker:
         autoreset_mode: Any = "NextStep",
         **kwargs: Any,
     ) -> Any:
-        from envhub.interop.exports import to_gymnasium_vector
+        from envhub.interop.gym_vector import to_gymnasium_vector
         from envhub.registry import api
 
         env = api.make(envhub_id, num_envs=num_envs, **kwargs)
-        _check_render_mode(env, render_mode)
-        return to_gymnasium_vector(env, seed, autoreset_mode)
+        return _exported(env, to_gymnasium_vector, render_mode, seed, autoreset_mode)
 
 
 make_env = _EnvMaker()

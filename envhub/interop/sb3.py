@@ -3,7 +3,8 @@
 All N envs step in one compiled call (``compiled.Runner``). envhub's same-step auto-reset is SB3's
 convention: a finished env's ``obs`` is already the next episode's first, and its info holds
 ``terminal_observation`` (the observation reached) and ``TimeLimit.truncated`` (truncated, not
-terminated); ``reset_infos`` holds each env's reset info.
+terminated); ``reset_infos`` holds each env's reset info. The contract (refusals, final_obs, close, pickling) is
+``envhub.interop.contract``'s.
 """
 
 from __future__ import annotations
@@ -13,31 +14,46 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.core.arguments import an_environment, single_agent_only
-from envhub.core.env import Environment
 from envhub.errors import InvalidArgumentError, MissingDependencyError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
+from envhub.interop.contract import Exported, Made, Target
 from envhub.registry.plugin_api import compatible_core_range
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised when SB3 is absent
     line = f'pip install "envhub[sb3]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
-    raise MissingDependencyError("envhub.interop.sb3", "stable-baselines3", line) from exc
+    raise MissingDependencyError("envhub.interop.to_sb3_vec_env", "stable-baselines3", line) from exc
+
+FIXES = {"multi-agent": "Stable-Baselines3 trains one agent"}
+TARGET = Target("to_sb3_vec_env", "Stable-Baselines3", batched=True, reached="terminal_observation", fixes=FIXES)
+
+
+def to_sb3_vec_env(env: Any, seed: int = 0) -> EnvhubVecEnv:
+    """Expose a batched single-agent envhub env (``num_envs=N``) as an SB3 ``VecEnv``: one compiled call steps all N.
+
+    Raises:
+        InvalidArgumentError: ``env`` is not a batched single-agent envhub env or drops ``final_obs``; ``seed`` is no
+            int from 0 to 2**63 - 1.
+        ClosedEnvironmentError: ``env`` is closed.
+    """
+    return EnvhubVecEnv(TARGET.check(env, seed=seed))
 
 
 def _per_env(tree: Any, i: int) -> Any:
     return jax.tree.map(lambda x: x[i], tree)
 
 
-class EnvhubVecEnv(VecEnv):  # type: ignore[misc,unused-ignore]
-    """A batched envhub env behind SB3's ``VecEnv`` API (``step_async``/``step_wait``, list infos)."""
+class EnvhubVecEnv(Exported, VecEnv):  # type: ignore[misc,unused-ignore]
+    """A batched envhub env behind SB3's ``VecEnv`` API (``step_async``/``step_wait``, list infos), made by
+    ``to_sb3_vec_env``."""
 
-    def __init__(self, env: Environment[Any, Any, Any], seed: int = 0):
+    def __init__(self, made: Made):
+        self.made = made
+        self.env = env = made.env
         assert env.num_envs is not None
-        self.env, self._seed = env, seed
-        self._runner = Runner(env, seed)
+        self._runner = Runner(env, made.flags["seed"])
         render_mode = "rgb_array" if "rgb_array" in env.render_modes else None
         super().__init__(
             env.num_envs,
@@ -61,15 +77,12 @@ class EnvhubVecEnv(VecEnv):  # type: ignore[misc,unused-ignore]
     def step_wait(self) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         ts = self._runner.step(self._actions)
         dones = ts.terminated | ts.truncated
-        reached = ts.obs if ts.final_obs is None else ts.final_obs
+        reached = TARGET.final_obs(self.env.id, ts)
         infos = [_per_env(ts.info, i) for i in range(self.num_envs)]
         for i in np.flatnonzero(dones):
             infos[i]["terminal_observation"] = _per_env(reached, int(i))
             infos[i]["TimeLimit.truncated"] = bool(ts.truncated[i] and not ts.terminated[i])
         return ts.obs, ts.reward.astype(np.float32), dones, infos
-
-    def close(self) -> None:
-        self.env.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         return [getattr(self.env, attr_name)] * len(list(self._get_indices(indices)))
@@ -89,17 +102,5 @@ class EnvhubVecEnv(VecEnv):  # type: ignore[misc,unused-ignore]
         frames = self._runner.render()
         return list(frames)
 
-    def __reduce__(self) -> Any:
-        return to_sb3_vec_env, (self.env, self._seed)
 
-
-def to_sb3_vec_env(env: Environment[Any, Any, Any], seed: int = 0) -> EnvhubVecEnv:
-    """Expose a batched envhub env (``num_envs=N``) as an SB3 ``VecEnv``: one compiled call steps all N."""
-    an_environment("to_sb3_vec_env", env)
-    if env.num_envs is None:
-        raise InvalidArgumentError(f"to_sb3_vec_env needs a batched env; make {env.id!r} with num_envs=N.")
-    single_agent_only("to_sb3_vec_env", env, "Stable-Baselines3 trains one agent")
-    return EnvhubVecEnv(env, seed)
-
-
-__all__ = ["EnvhubVecEnv", "to_sb3_vec_env"]
+__all__ = ["TARGET", "EnvhubVecEnv", "to_sb3_vec_env"]
