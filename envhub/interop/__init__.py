@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, Any
 from envhub.errors import MissingDependencyError
 
 if TYPE_CHECKING:  # what type checkers and readers see; at run time __getattr__ imports each on first use
-    from envhub.host.gymnasium_spaces import to_gymnasium_space
-    from envhub.interop.gym_env import to_gymnasium
-    from envhub.interop.gym_vector import to_gymnasium_vector
-    from envhub.interop.gymnax_export import to_gymnax
-    from envhub.interop.jaxmarl_export import to_jaxmarl
-    from envhub.interop.objects import from_brax, from_gymnax
-    from envhub.interop.pettingzoo_aec import to_pettingzoo_aec
-    from envhub.interop.pettingzoo_parallel import to_pettingzoo_parallel
-    from envhub.interop.registration import register_gymnasium
-    from envhub.interop.sb3 import to_sb3_vec_env
-    from envhub.interop.torchrl_export import to_torchrl
+    from envhub.host.gymnasium_spaces import to_gymnasium_space as to_gymnasium_space
+    from envhub.interop.gym_env import to_gymnasium as to_gymnasium
+    from envhub.interop.gym_vector import to_gymnasium_vector as to_gymnasium_vector
+    from envhub.interop.gymnax_export import to_gymnax as to_gymnax
+    from envhub.interop.jaxmarl_export import to_jaxmarl as to_jaxmarl
+    from envhub.interop.objects import from_brax as from_brax
+    from envhub.interop.objects import from_gymnax as from_gymnax
+    from envhub.interop.pettingzoo_aec import to_pettingzoo_aec as to_pettingzoo_aec
+    from envhub.interop.pettingzoo_parallel import to_pettingzoo_parallel as to_pettingzoo_parallel
+    from envhub.interop.registration import register_gymnasium as register_gymnasium
+    from envhub.interop.sb3 import to_sb3_vec_env as to_sb3_vec_env
+    from envhub.interop.torchrl_export import to_torchrl as to_torchrl
 
-#: Each public name's module: an export is one module plus one line here.
+#: Each public name's module: an export is one module plus one line here (and its name in the imports above, which
+#: type checkers and the API reference read).
 _PUBLIC = {
     "to_gymnasium": "envhub.interop.gym_env",
     "to_gymnasium_vector": "envhub.interop.gym_vector",
@@ -73,17 +75,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
 
 
-__all__ = [
-    "from_brax",
-    "from_gymnax",
-    "register_gymnasium",
-    "to_gymnasium",
-    "to_gymnasium_space",
-    "to_gymnasium_vector",
-    "to_gymnax",
-    "to_jaxmarl",
-    "to_pettingzoo_aec",
-    "to_pettingzoo_parallel",
-    "to_sb3_vec_env",
-    "to_torchrl",
-]
+__all__ = sorted(_PUBLIC)
