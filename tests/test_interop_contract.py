@@ -84,6 +84,8 @@ def test_jaxmarl_takes_an_env_without_final_obs_its_contract_has_none():
 def test_flags_follow_one_rule_per_name():
     with pytest.raises(InvalidArgumentError, match=r"^seed=None must be an int from 0 to 2\*\*63 - 1\.$"):
         interop.to_gymnasium(Corridor(), seed=None)  # was: "... or None", for a None it refused
+    with pytest.raises(InvalidArgumentError, match=r"^seed=\[1, 2\] must be an int from 0 to 2\*\*63 - 1\.$"):
+        interop.to_gymnasium(Corridor(), seed=[1, 2])  # was taken: a vector's reset(seed=[...]) takes lists
     with pytest.raises(InvalidArgumentError, match=r"^to_gymnasium\(render_mode=5\): '<unregistered>' draws nothing"):
         interop.to_gymnasium(Corridor(), render_mode=5)
     with pytest.raises(InvalidArgumentError, match=r"^to_jaxmarl\(keep_final_obs=1\): give True \("):

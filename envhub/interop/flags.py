@@ -76,7 +76,7 @@ def _render_mode(export: str, env: Any, value: Any) -> str | None:
 
 #: The rule of each flag, by its name: a flag of one name means the same in every export.
 FLAGS: dict[str, Callable[[str, Any, Any], Any]] = {
-    "seed": lambda export, env, value: checked_seed(value),
+    "seed": lambda export, env, value: _one_seed(value, value, False),  # one int: a list is for a vector's reset
     "render_mode": _render_mode,
     "step_returns": _step_returns,
     "keep_final_obs": _a_bool("keep_final_obs", "state.final_observation holds the observations reached", "it is None"),
