@@ -80,6 +80,8 @@ def test_the_default_jitted_step_is_pure_and_checkify_reports_the_value(registry
         ActionError, match=message + r"; the action space is Discrete\(2, shape=\(4,\).*validate_actions"
     ):
         envhub.checked(env.step)(KEY, state, bad)
+    if not hasattr(jax, "make_user_context"):
+        pytest.skip(f"jax {jax.__version__}: report_in_jit is not part of jit's cache key (docs/errors.md says so)")
     checkified = jax.jit(checkify.checkify(env.step, errors=checkify.user_checks))
     assert checkified(KEY, state, bad)[0].get() is None  # traced without asking: no check in the program
     with report_in_jit():  # jit's cache key includes it: traced again, with the checks
@@ -318,11 +320,15 @@ def test_validate_actions_false_hands_every_backend_the_value():
     # brax's test env "fast" moves where action > 0: NaN steps like 0
     nan = np.full((2, 1), np.nan, np.float32)
     assert np.allclose(_step_off("brax/fast", nan).obs, _step_off("brax/fast", np.zeros((2, 1), np.float32)).obs)
+    # gymnasium's Pendulum steps a NaN torque into NaN observations
+    assert np.isnan(_step_off("gymnasium/Pendulum-v1", nan).obs).any()
+
+
+@pytest.mark.requires_plugin("envpool")
+def test_validate_actions_false_hands_envpool_the_value():
     # envpool treats an out-of-range discrete action as 0
     seven = _step_off("envpool/CartPole-v1", np.array([7, 7], np.int32))
     assert np.allclose(seven.obs, _step_off("envpool/CartPole-v1", np.array([0, 0], np.int32)).obs)
-    # gymnasium's Pendulum steps a NaN torque into NaN observations
-    assert np.isnan(_step_off("gymnasium/Pendulum-v1", nan).obs).any()
 
 
 def test_checked_falls_back_to_a_hard_stop_where_checkify_cannot_go(registry):

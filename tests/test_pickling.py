@@ -22,9 +22,8 @@ IDS = {
 }
 
 
-@pytest.mark.parametrize("prefix", sorted(IDS))
-def test_made_env_and_its_wrappers_pickle_by_id(prefix, request):
-    request.applymarker(pytest.mark.requires_plugin(prefix))
+@pytest.mark.parametrize("prefix", [pytest.param(p, marks=pytest.mark.requires_plugin(p)) for p in sorted(IDS)])
+def test_made_env_and_its_wrappers_pickle_by_id(prefix):
     env_id, kwargs = IDS[prefix]
     env = RecordEpisodeStatistics(TimeLimit(envhub.make(env_id, num_envs=2, **kwargs), max_steps=5))
     back = pickle.loads(pickle.dumps(env))
