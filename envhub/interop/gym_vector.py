@@ -1,4 +1,4 @@
-"""``EnvhubVectorEnv``: a batched envhub env behind gymnasium's ``VectorEnv`` API, in any autoreset mode.
+"""``to_gymnasium_vector``: a batched envhub env behind gymnasium's ``VectorEnv`` API, in any autoreset mode.
 
 envhub resets an env in the step that ends its episode (``ts.obs`` the new first observation,
 ``ts.final_obs`` the one reached). gymnasium's modes from that:

@@ -1,4 +1,4 @@
-"""``EnvhubAECEnv``: an unbatched turn-based envhub game (e.g. ``pgx/...``) behind PettingZoo's ``AECEnv`` API
+"""``to_pettingzoo_aec``: an unbatched turn-based envhub game (e.g. ``pgx/...``) behind PettingZoo's ``AECEnv`` API
 (imports pettingzoo and gymnasium).
 
 One compiled call per move (``compiled.Runner``). The agent to act is the player to move

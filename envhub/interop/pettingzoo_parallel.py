@@ -1,4 +1,4 @@
-"""``EnvhubParallelEnv``: an unbatched simultaneous multi-agent envhub env behind PettingZoo's ``ParallelEnv``
+"""``to_pettingzoo_parallel``: an unbatched simultaneous multi-agent envhub env behind PettingZoo's ``ParallelEnv``
 API (imports pettingzoo and gymnasium).
 
 One compiled call per step (``compiled.Runner``), as the gymnasium exports. Episodes end for every agent at
