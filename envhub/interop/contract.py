@@ -26,8 +26,9 @@ from typing import Any
 import jax
 
 from envhub.core.arguments import an_environment, single_agent_only
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
 from envhub.interop.flags import FLAGS
+from envhub.registry.plugin_api import compatible_core_range
 from envhub.wrappers import DropFinalObs, Wrapper
 
 #: The agents a target takes: one, several of either kind, several acting at once, one player to move at a time.
@@ -198,6 +199,14 @@ def exported_again(export: Any, made: Made) -> Any:
     return exported
 
 
+def library_missing(export: str, package: str, extra: str) -> MissingDependencyError:
+    """The error of an export module whose library is missing: ``package``, and the extra that installs it."""
+    line = (
+        f'pip install "envhub[{extra}]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
+    )
+    return MissingDependencyError(f"envhub.interop.{export}", package, line)
+
+
 def owning(exported: Any) -> Any:
     """``exported``, now owning its env: its ``close()`` closes it (``register_gymnasium``'s makers built it)."""
     exported.made = dataclasses.replace(exported.made, owned=True)
@@ -215,5 +224,6 @@ __all__ = [
     "check_state",
     "dropping_wrapper",
     "exported_again",
+    "library_missing",
     "owning",
 ]

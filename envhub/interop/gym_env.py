@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import drawn_modes
+
+try:
+    import gymnasium
+except ImportError as exc:  # pragma: no cover - exercised when it is absent
+    raise library_missing("to_gymnasium", "gymnasium", "gymnasium") from exc
 
 FIXES = {"batched": " (for a batch: to_gymnasium_vector)", "multi-agent": "gymnasium.Env is single-agent"}
 TARGET = Target("to_gymnasium", "gymnasium", batched=False, reached="step's obs at the end", fixes=FIXES)

@@ -18,17 +18,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import jax
 import numpy as np
-from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
 
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import checked_mask, drawn_modes
+
+try:
+    import gymnasium
+    from gymnasium.vector import AutoresetMode
+    from gymnasium.vector.utils import batch_space
+except ImportError as exc:  # pragma: no cover - exercised when it is absent
+    raise library_missing("to_gymnasium_vector", "gymnasium", "gymnasium") from exc
 
 FIXES = {"multi-agent": "gymnasium's VectorEnv is single-agent"}
 TARGET = Target("to_gymnasium_vector", "gymnasium", batched=True, reached="step's obs at an end", fixes=FIXES)

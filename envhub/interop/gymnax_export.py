@@ -20,11 +20,10 @@ import numpy as np
 
 from envhub import spaces
 from envhub.core.params import as_arrays, checked_params
-from envhub.errors import InvalidArgumentError, MissingDependencyError
-from envhub.interop.contract import Exported, Made, Target, check_state
+from envhub.errors import InvalidArgumentError
+from envhub.interop.contract import Exported, Made, Target, check_state, library_missing
 from envhub.interop.leaves import gymnax_style_space
 from envhub.native.state import JaxState
-from envhub.registry.plugin_api import compatible_core_range
 from envhub.wrappers.base import Wrapper
 from envhub.wrappers.episode import TimeLimit
 
@@ -33,8 +32,7 @@ try:
     from gymnax.environments import environment as gymnax_environment
     from gymnax.environments import spaces as gymnax_spaces
 except ImportError as exc:  # pragma: no cover - exercised when gymnax is absent
-    line = f'pip install "envhub[gymnax]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
-    raise MissingDependencyError("envhub.interop.to_gymnax", "gymnax", line) from exc
+    raise library_missing("to_gymnax", "gymnax", "gymnax") from exc
 
 #: ``max_steps_in_episode`` of an env without a time limit (evaluation loops then run to the episode's end).
 NO_LIMIT = 2**31 - 1

@@ -32,19 +32,16 @@ import numpy as np
 from envhub import spaces
 from envhub.core.action_check import check_action
 from envhub.core.checking import STRICT, check_values, outermost_check
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError
-from envhub.interop.contract import TURN_KEYS, Exported, Made, Target
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.interop.contract import TURN_KEYS, Exported, Made, Target, library_missing
 from envhub.interop.leaves import gymnax_style_space
-from envhub.registry.plugin_api import compatible_core_range
 
 try:
     from flax import struct
     from jaxmarl.environments import spaces as jaxmarl_spaces
     from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 except ImportError as exc:  # pragma: no cover - exercised when jaxmarl is absent
-    # with the range: never PyPI's unrelated envhub 1.x
-    line = f'pip install "envhub[jaxmarl]{compatible_core_range()}"'
-    raise MissingDependencyError("envhub.interop.to_jaxmarl", "jaxmarl", line) from exc
+    raise library_missing("to_jaxmarl", "jaxmarl", "jaxmarl") from exc
 
 #: The keys of an observation that carries its legal-action mask (docs/multi-agent.md); a turn-based one's: TURN_KEYS.
 MASKED_KEYS = {"observation", "legal_action_mask"}

@@ -18,15 +18,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
-import pettingzoo
 
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import drawn_modes, known_agent
+
+try:
+    import gymnasium
+    import pettingzoo
+except ImportError as exc:  # pragma: no cover - exercised when it is absent
+    package = "gymnasium" if (exc.name or "").startswith("gymnasium") else "pettingzoo"
+    raise library_missing("to_pettingzoo_aec", package, package) from exc
 
 FIXES = {"single-agent": ": use to_gymnasium", "multi-agent": ": use to_pettingzoo_parallel"}
 TARGET = Target("to_pettingzoo_aec", "PettingZoo", agents="turn-based", reached="observe() at the end", fixes=FIXES)

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import pettingzoo
-
 from envhub import spaces
 from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import drawn_modes, known_agent
+
+try:
+    import pettingzoo
+except ImportError as exc:  # pragma: no cover - exercised when it is absent
+    raise library_missing("to_pettingzoo_parallel", "pettingzoo", "pettingzoo") from exc
 
 FIXES = {"single-agent": ": use to_gymnasium", "multi-agent": ": use to_pettingzoo_aec for a turn-based game"}
 TARGET = Target(

@@ -14,17 +14,15 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.errors import InvalidArgumentError, MissingDependencyError
+from envhub.errors import InvalidArgumentError
 from envhub.host.gymnasium_spaces import to_gymnasium_space
 from envhub.interop.compiled import Runner
-from envhub.interop.contract import Exported, Made, Target
-from envhub.registry.plugin_api import compatible_core_range
+from envhub.interop.contract import Exported, Made, Target, library_missing
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised when SB3 is absent
-    line = f'pip install "envhub[sb3]{compatible_core_range()}"'  # with the range: never PyPI's unrelated envhub 1.x
-    raise MissingDependencyError("envhub.interop.to_sb3_vec_env", "stable-baselines3", line) from exc
+    raise library_missing("to_sb3_vec_env", "stable-baselines3", "sb3") from exc
 
 FIXES = {"multi-agent": "Stable-Baselines3 trains one agent"}
 TARGET = Target("to_sb3_vec_env", "Stable-Baselines3", batched=True, reached="terminal_observation", fixes=FIXES)

@@ -22,11 +22,10 @@ import jax
 import numpy as np
 
 from envhub import spaces
-from envhub.errors import ActionError, ClosedEnvironmentError, MissingDependencyError
+from envhub.errors import ActionError, ClosedEnvironmentError
 from envhub.interop.compiled import Runner, seed_key
-from envhub.interop.contract import Exported, Made, Target
+from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import checked_device, checked_mask
-from envhub.registry.plugin_api import compatible_core_range
 
 try:
     import torch
@@ -34,8 +33,7 @@ try:
     from tensordict import TensorDict, TensorDictBase
     from torchrl.envs import EnvBase
 except ImportError as exc:  # pragma: no cover - exercised when torch or torchrl is absent
-    line = f'pip install "envhub[torchrl]{compatible_core_range()}"'  # the range: never PyPI's unrelated envhub 1.x
-    raise MissingDependencyError("envhub.interop.to_torchrl", "torchrl", line) from exc
+    raise library_missing("to_torchrl", "torchrl", "torchrl") from exc
 
 from envhub.interop.torchrl_specs import DTYPES, composite, counted, keyed_specs, to_torchrl_spec  # noqa: E402
 
