@@ -8,6 +8,7 @@ new compiled program. TorchRL's and SB3's cases are in tests/test_interop_torchr
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import Any
 
 import jax
@@ -243,7 +244,7 @@ def test_every_export_pickles_as_its_call():
         pickle.dumps(interop.to_gymnax(Corridor())[0])  # the env says why
 
 
-def test_the_table_lists_every_export_once_and_imports_only_what_it_needs():
+def test_the_table_lists_every_export_once_and_imports_only_what_it_needs(monkeypatch):
     """``_PUBLIC`` is the table; the ``TYPE_CHECKING`` imports (type checkers, the API reference) name the same."""
     import ast
     import inspect
@@ -259,3 +260,9 @@ def test_the_table_lists_every_export_once_and_imports_only_what_it_needs():
             MissingDependencyError, match=r"needs the Python package 'stable-baselines3'.*envhub\[sb3\]"
         ):
             interop.to_sb3_vec_env(Corridor())  # a function that says what to install (was an AttributeError)
+    monkeypatch.delitem(sys.modules, "envhub.interop.gym_env", raising=False)
+    monkeypatch.setitem(sys.modules, "gymnasium", None)  # not installed
+    with pytest.raises(
+        MissingDependencyError, match=r"to_gymnasium needs the Python package 'gymnasium'.*\[gymnasium\]"
+    ):
+        interop.to_gymnasium(Corridor())  # was: ModuleNotFoundError, raised by the table's lookup
