@@ -43,13 +43,15 @@ FITTING = {
 
 
 def fitting(export: str, request: Any) -> Any:
-    plugins, make = FITTING[export]
-    if plugins:
-        request.applymarker(pytest.mark.requires_plugin(*plugins))
-    return make()
+    return FITTING[export][1]()
 
 
-@pytest.mark.parametrize("export", sorted(FITTING))
+def each(exports: Any) -> list[Any]:
+    """``exports`` as parameters, each skipped (with the reason) where a plugin its env needs is missing."""
+    return [pytest.param(e, marks=pytest.mark.requires_plugin(*FITTING[e][0])) for e in sorted(exports)]
+
+
+@pytest.mark.parametrize("export", each(FITTING))
 def test_an_env_closed_before_the_export_is_refused_by_every_export(export, request):
     env = fitting(export, request)
     env.close()
@@ -57,7 +59,7 @@ def test_an_env_closed_before_the_export_is_refused_by_every_export(export, requ
         getattr(interop, export)(env)
 
 
-@pytest.mark.parametrize("export", sorted(set(FITTING) - {"to_jaxmarl"}))
+@pytest.mark.parametrize("export", each(set(FITTING) - {"to_jaxmarl"}))
 def test_an_env_without_final_obs_is_refused_naming_dropfinalobs_where_the_target_may_bootstrap(export, request):
     env = fitting(export, request)
     with pytest.raises(
@@ -89,6 +91,10 @@ def test_flags_follow_one_rule_per_name():
         interop.to_gymnasium(Corridor(), seed=[1, 2])  # was taken: a vector's reset(seed=[...]) takes lists
     with pytest.raises(InvalidArgumentError, match=r"^to_gymnasium\(render_mode=5\): '<unregistered>' draws nothing"):
         interop.to_gymnasium(Corridor(), render_mode=5)
+
+
+@pytest.mark.requires_plugin("jaxmarl")
+def test_a_jaxmarl_flag_is_checked_before_the_env():
     with pytest.raises(InvalidArgumentError, match=r"^to_jaxmarl\(keep_final_obs=1\): give True \("):
         interop.to_jaxmarl(Corridor(), keep_final_obs=1)  # flags first, then whether the env fits
 

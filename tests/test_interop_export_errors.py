@@ -88,9 +88,14 @@ EXPORTS = [
     ("envhub.interop.sb3", "to_sb3_vec_env"),  # stable-baselines3 and torchrl: where installed
     ("envhub.interop", "to_torchrl"),
 ]
+#: the exports whose library comes with an in-repo plugin: skipped, saying so, where it is missing
+NEEDS = {"to_jaxmarl": ("jaxmarl",)}
 
 
-@pytest.mark.parametrize(("module", "export"), EXPORTS, ids=[e for _, e in EXPORTS])
+@pytest.mark.parametrize(
+    ("module", "export"),
+    [pytest.param(m, e, id=e, marks=pytest.mark.requires_plugin(*NEEDS.get(e, ()))) for m, e in EXPORTS],
+)
 def test_every_export_refuses_what_is_not_an_envhub_env_naming_it_and_the_fix(module, export):
     """An id, a number or a gymnax env given to an export: the ``InvalidArgumentError`` of ``to_gymnax``, not an
     ``AttributeError`` from deep inside."""

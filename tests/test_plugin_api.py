@@ -159,7 +159,7 @@ def test_an_installed_plugin_declaring_a_str_api_is_an_error_row(site):
 
 
 def test_a_wrap_object_that_is_not_callable_never_reaches_interop():
-    from envhub import interop
+    from envhub.interop.objects import wrap_object
 
     plugin = _Declares()
     plugin.wrap_object = "not a function"
@@ -168,11 +168,11 @@ def test_a_wrap_object_that_is_not_callable_never_reaches_interop():
     ):
         envhub.register_backend("nowrap", plugin)
     with pytest.raises(envhub.errors.UnknownBackendError):  # refused: never registered
-        interop._wrap_object("nowrap", object())
+        wrap_object("nowrap", object())
     plugin.wrap_object = lambda env, scale=1: Corridor(length=env * scale)
     envhub.register_backend("nowrap", plugin)
     try:
-        assert interop._wrap_object("nowrap", 3, scale=2).length == 6
+        assert wrap_object("nowrap", 3, scale=2).length == 6
     finally:
         envhub.unregister_backend("nowrap")
 
