@@ -8,6 +8,8 @@ site, says what the block needs:
 - ``<!-- test: requires=gymnasium -->``: needs that in-repo plugin (comma-separated for more); the
   block is SKIPPED with the install line where it is missing. A block that names an in-repo
   backend (``"brax/ant"``, ``import envhub_brax``) without requiring it fails, so the marks stay true.
+- ``<!-- test: imports=stoa -->``: needs that Python module, from no in-repo plugin (an export's library, e.g.
+  ``envhub[stoa]``'s; comma-separated for more); SKIPPED, naming it, where it cannot be imported.
 - ``<!-- test: skip=why -->``: illustrative only (a fragment, a placeholder); SKIPPED with ``why``.
   Keep these rare.
 """
@@ -15,6 +17,7 @@ site, says what the block needs:
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,11 @@ def python_blocks(text: str) -> list[tuple[int, str, dict[str, str]]]:
     return blocks
 
 
+def missing_imports(options: dict[str, str]) -> list[str]:
+    """The modules a block's ``imports=`` names that cannot be imported here."""
+    return [name for name in options.get("imports", "").replace(" ", "").split(",") if name and not find_spec(name)]
+
+
 class MarkdownFile(pytest.File):
     """A Markdown file: one test per python block, all sharing ``namespace``."""
 
@@ -69,13 +77,17 @@ class MarkdownFile(pytest.File):
         items = []
         for line, code, options in python_blocks(self.path.read_text(encoding="utf-8")):
             item = CodeBlock.from_parent(self, name=f"line-{line}", line=line, code=code)
-            unknown = set(options) - {"requires", "skip"}
+            unknown = set(options) - {"requires", "imports", "skip"}
             if unknown:
                 raise ValueError(
-                    f"{self.path}:{line - 2}: unknown test directive(s) {sorted(unknown)}; use requires= or skip=."
+                    f"{self.path}:{line - 2}: unknown test directive(s) {sorted(unknown)}; use requires=, imports= "
+                    f"or skip=."
                 )
             if "skip" in options:
                 item.add_marker(pytest.mark.skip(reason=f"illustrative only: {options['skip']}"))
+            missing = missing_imports(options)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs the Python module(s) {missing}, not installed here"))
             item.requires = [p.strip() for p in options.get("requires", "").split(",") if p.strip()]
             if set(item.requires) - set(IN_REPO):
                 raise ValueError(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from examples_loader import load_file
-from markdown_blocks import IN_REPO, NAMED_BACKEND, python_blocks
+from markdown_blocks import IN_REPO, NAMED_BACKEND, missing_imports, python_blocks
 
 import envhub
 
@@ -248,6 +248,11 @@ def test_python_blocks_reads_code_lines_and_directives():
     assert [(line, code) for line, code, _ in blocks] == [(5, "x = 1"), (14, "y = x + 1")]
     assert blocks[0][2] == {"requires": "gymnax,brax"}
     assert blocks[1][2] == {"skip": "a fragment; not runnable"}
+
+
+def test_a_block_needing_a_module_of_no_plugin_is_skipped_where_it_is_missing():
+    options = python_blocks("<!-- test: imports=json, envhub_no_such_module -->\n```python\nx = 1\n```\n")[0][2]
+    assert missing_imports(options) == ["envhub_no_such_module"] and missing_imports({}) == []
 
 
 def test_a_block_naming_a_backend_must_require_it():
