@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time __getattr__
     from envhub.interop.pettingzoo_parallel import to_pettingzoo_parallel as to_pettingzoo_parallel
     from envhub.interop.registration import register_gymnasium as register_gymnasium
     from envhub.interop.sb3 import to_sb3_vec_env as to_sb3_vec_env
+    from envhub.interop.stoa_export import to_stoa as to_stoa
     from envhub.interop.torchrl_export import to_torchrl as to_torchrl
 
 #: Each public name's module: an export is one module plus one line here (and its name in the imports above, which
@@ -41,6 +42,7 @@ _PUBLIC = {
     "to_gymnax": "envhub.interop.gymnax_export",
     "to_jaxmarl": "envhub.interop.jaxmarl_export",
     "to_torchrl": "envhub.interop.torchrl_export",
+    "to_stoa": "envhub.interop.stoa_export",
     "register_gymnasium": "envhub.interop.registration",
     "to_gymnasium_space": "envhub.host.gymnasium_spaces",
     "from_gymnax": "envhub.interop.objects",
