@@ -8,6 +8,7 @@ shared by the first two tests); the refusals compile nothing."""
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import Any
 
 import pytest
@@ -25,8 +26,12 @@ from stoa.env_adapters.base import AdapterStateWithKey  # noqa: E402
 
 import envhub  # noqa: E402
 from envhub import interop, spaces  # noqa: E402
-from envhub.interop.stoa_export import to_stoa  # noqa: E402  TEMP
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, PicklingUnsupportedError  # noqa: E402
+from envhub.errors import (  # noqa: E402
+    ClosedEnvironmentError,
+    InvalidArgumentError,
+    MissingDependencyError,
+    PicklingUnsupportedError,
+)
 from envhub.plugin import JaxEnvironment, JaxStep  # noqa: E402
 from envhub.testing.toy_envs import Corridor  # noqa: E402
 from envhub.wrappers import DropFinalObs, RecordEpisodeStatistics  # noqa: E402
@@ -63,7 +68,7 @@ class Reach(JaxEnvironment):
                        truncated=False, info={"x": x})  # fmt: skip
 
 
-RAW = to_stoa(Reach())
+RAW = interop.to_stoa(Reach())
 STACKS = {  # Stoix's Anakin stack, and its cached and optimistic variants, as Stoix builds them
     "auto": VmapWrapper(AutoResetWrapper(RecordEpisodeMetrics(AddRNGKey(RAW)), next_obs_in_extras=True), N),
     "cached": VmapWrapper(CachedAutoResetWrapper(RecordEpisodeMetrics(AddRNGKey(RAW)), next_obs_in_extras=True), N),
@@ -141,31 +146,31 @@ def test_a_last_step_shows_the_observation_reached_and_the_state_is_stoas_adapte
 def test_refusals_follow_the_contract_and_leave_the_env_usable():
     env = Reach()
     with pytest.raises(InvalidArgumentError, match=r"^to_stoa needs an unbatched env; .* num_envs=2: .*VmapWrapper"):
-        to_stoa(Reach(num_envs=2))
+        interop.to_stoa(Reach(num_envs=2))
     two = Corridor()
     two.agents = ("a", "b")
     with pytest.raises(InvalidArgumentError, match=r"multi-agent .*to_jumanji \(Mava\) or envhub\.interop\.to_jaxmarl"):
-        to_stoa(two)
+        interop.to_stoa(two)
     host = Corridor()
     host.is_jax_native = False
     with pytest.raises(InvalidArgumentError, match=r"needs a JAX-native env; .*envhub\.interop\.sebulba_factory"):
-        to_stoa(host)
+        interop.to_stoa(host)
     with pytest.raises(InvalidArgumentError, match=r"^to_stoa: '.*' drops final_obs \(DropFinalObs\), but Stoa code"):
-        to_stoa(DropFinalObs(env))
+        interop.to_stoa(DropFinalObs(env))
     with pytest.raises(InvalidArgumentError, match=r"make it first: to_stoa\(envhub\.make\('gymnax/CartPole-v1'\)\)"):
-        to_stoa("gymnax/CartPole-v1")
+        interop.to_stoa("gymnax/CartPole-v1")
     closed = Reach()
     closed.close()
     with pytest.raises(ClosedEnvironmentError, match=r"^to_stoa\(\) called on environment .* after close\(\)"):
-        to_stoa(closed)
-    exported = to_stoa(env)
+        interop.to_stoa(closed)
+    exported = interop.to_stoa(env)
     with pytest.raises(InvalidArgumentError, match=r"given a dict as its state, not the AdapterStateWithKey"):
         exported.step({"x": 0.0}, 1)
     with pytest.raises(
         InvalidArgumentError, match=r"params of .* have the structure .* not that of env.default_params"
     ):
         exported.reset(KEY, {"speed": 1.0})
-    wrapped = to_stoa(RecordEpisodeStatistics(env))
+    wrapped = interop.to_stoa(RecordEpisodeStatistics(env))
     inner = AdapterStateWithKey(base_env_state=jax.eval_shape(env.init, KEY)[0], rng_key=KEY)
     with pytest.raises(InvalidArgumentError, match=r"is wrapped \(RecordEpisodeStatistics\), and the state given"):
         jax.eval_shape(wrapped.step, inner, 1)
@@ -177,6 +182,13 @@ def test_refusals_follow_the_contract_and_leave_the_env_usable():
 
 @pytest.mark.requires_plugin("gymnax")
 def test_the_export_pickles_as_its_call():
-    exported = to_stoa(envhub.make("gymnax/CartPole-v1"))
+    exported = interop.to_stoa(envhub.make("gymnax/CartPole-v1"))
     again = pickle.loads(pickle.dumps(exported))
     assert again.env is not exported.env and again.env.id == "gymnax/CartPole-v1" and again.made.flags == {}
+
+
+def test_without_stoa_the_entry_point_raises_the_install_line(monkeypatch):
+    monkeypatch.delitem(sys.modules, "envhub.interop.stoa_export")
+    monkeypatch.setitem(sys.modules, "stoa", None)  # not installed
+    with pytest.raises(MissingDependencyError, match=r"to_stoa needs the Python package 'stoa-env'.*envhub\[stoa\]"):
+        interop.to_stoa(Reach())
