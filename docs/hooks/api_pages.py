@@ -51,6 +51,7 @@ PAGES = (
     "envhub.interop.gymnax_export",
     "envhub.interop.jaxmarl_export",
     "envhub.interop.torchrl_export",
+    "envhub.interop.stoa_export",
     "envhub.interop.sb3",
     "envhub.testing",
     "envhub.plugin",
