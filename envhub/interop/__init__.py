@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time __getattr__
     from envhub.interop.gym_vector import to_gymnasium_vector as to_gymnasium_vector
     from envhub.interop.gymnax_export import to_gymnax as to_gymnax
     from envhub.interop.jaxmarl_export import to_jaxmarl as to_jaxmarl
+    from envhub.interop.jumanji_export import to_jumanji as to_jumanji
     from envhub.interop.objects import from_brax as from_brax
     from envhub.interop.objects import from_gymnax as from_gymnax
     from envhub.interop.pettingzoo_aec import to_pettingzoo_aec as to_pettingzoo_aec
@@ -41,6 +42,7 @@ _PUBLIC = {
     "to_pettingzoo_aec": "envhub.interop.pettingzoo_aec",
     "to_gymnax": "envhub.interop.gymnax_export",
     "to_jaxmarl": "envhub.interop.jaxmarl_export",
+    "to_jumanji": "envhub.interop.jumanji_export",
     "to_torchrl": "envhub.interop.torchrl_export",
     "to_stoa": "envhub.interop.stoa_export",
     "register_gymnasium": "envhub.interop.registration",
