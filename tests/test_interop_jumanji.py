@@ -144,6 +144,10 @@ def test_a_simultaneous_env_in_mavas_layout_is_truncated_with_discount_one():
     assert types == [1] * (env.time_limit - 1) + [2] and last.reward.shape == (3,)
     assert int(last.observation.step_count[0]) == env.time_limit
     assert last.discount.tolist() == [1.0, 1.0, 1.0] and last.extras == {"env_metrics": {}}  # cut by the time limit
+    with pytest.raises(
+        InvalidArgumentError, match=r"have different observation spaces .* one axis; use envhub.interop.to_jaxmarl"
+    ):
+        to_jumanji(envhub.make("jaxmarl/MPE_simple_adversary_v3"))  # an adversary sees less than the agents
 
 
 @pytest.mark.requires_plugin("pgx")

@@ -158,7 +158,7 @@ def _homogeneous(env_id: str, what: str, per_agent: dict[str, spaces.Space]) -> 
     first, *others = per_agent.values()
     if any(other != first for other in others):
         raise InvalidArgumentError(
-            f"to_jumanji: the agents of {env_id!r} have different {what} spaces ({per_agent!r:.200}), but the Mava form "
+            f"to_jumanji: the agents of {env_id!r} have different {what} spaces ({per_agent!r:.200}), but Mava's layout "
             f"stacks them on one axis; use envhub.interop.to_jaxmarl (one space per agent) for such an env."
         )
     return first
