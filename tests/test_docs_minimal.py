@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Not in the ``docs`` extra: the libraries of the optional modules, and the signature formatters.
 BLOCKED = (
     "gymnasium", "pettingzoo", "gymnax", "jaxmarl", "torch", "torchrl", "tensordict", "stable_baselines3",
-    "flax", "brax", "black", "ruff", "stoa",
+    "flax", "brax", "black", "ruff", "stoa", "jumanji",
 )  # fmt: skip
 
 BUILD = """
@@ -47,6 +47,7 @@ NEEDS = {
     "envhub.interop.torchrl_export": "torchrl",
     "envhub.interop.sb3": "sb3",
     "envhub.interop.stoa_export": "stoa",
+    "envhub.interop.jumanji_export": "jumanji",
 }
 
 

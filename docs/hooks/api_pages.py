@@ -52,6 +52,7 @@ PAGES = (
     "envhub.interop.jaxmarl_export",
     "envhub.interop.torchrl_export",
     "envhub.interop.stoa_export",
+    "envhub.interop.jumanji_export",
     "envhub.interop.sb3",
     "envhub.testing",
     "envhub.plugin",
