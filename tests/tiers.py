@@ -54,6 +54,7 @@ SLOW = {
     "tests/test_interop_jaxmarl.py::test_jaxmarl_log_wrapper_runs_over_the_export_under_jit",
     "tests/test_interop_jaxmarl.py::test_pgx_scan_over_the_export_equals_envhub_rollout",
     "tests/test_interop_jaxmarl.py::test_pgx_game_avail_actions_turns_termination_and_reset",
+    "tests/test_stoa_ppo.py::test_a_stoa_api_ppo_solves_cartpole_on_the_export",  # PPO on Stoa, 1M steps, 25-45 s
     "tests/test_sharding.py::test_brax_eight_devices_equal_to_float32_rounding",
     "tests/test_sharding.py::test_host_pools_one_per_process",
     "tests/test_sharding.py::test_multi_agent_eight_devices_bit_identical_and_sharded",  # 8-device worker job, 14 s
