@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time __getattr__
     from envhub.interop.pettingzoo_parallel import to_pettingzoo_parallel as to_pettingzoo_parallel
     from envhub.interop.registration import register_gymnasium as register_gymnasium
     from envhub.interop.sb3 import to_sb3_vec_env as to_sb3_vec_env
+    from envhub.interop.sebulba import sebulba_factory as sebulba_factory
     from envhub.interop.stoa_export import to_stoa as to_stoa
     from envhub.interop.torchrl_export import to_torchrl as to_torchrl
 
@@ -45,6 +46,7 @@ _PUBLIC = {
     "to_jumanji": "envhub.interop.jumanji_export",
     "to_torchrl": "envhub.interop.torchrl_export",
     "to_stoa": "envhub.interop.stoa_export",
+    "sebulba_factory": "envhub.interop.sebulba",
     "register_gymnasium": "envhub.interop.registration",
     "to_gymnasium_space": "envhub.host.gymnasium_spaces",
     "from_gymnax": "envhub.interop.objects",
