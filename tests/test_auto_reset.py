@@ -108,3 +108,8 @@ def test_on_an_accelerator_time_limit_restarts_a_cheap_env_without_a_branch(acce
 
 def test_on_a_cpu_time_limit_restarts_behind_a_branch():
     assert has_branch(TimeLimit(Counter(num_envs=N, reset_spares=False), 2))
+
+
+def test_a_hosts_reset_mask_skips_the_envs_the_last_step_restarted():
+    asked, ended = np.array([True, True, False, False]), np.array([True, False, True, False])
+    np.testing.assert_array_equal(auto_reset.still_to_restart(asked, ended), [False, True, False, False])

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -88,9 +89,9 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
         """How this env restarts finished episodes (``envhub.native.auto_reset``), from its settings; kept until an
         attribute is set."""
         if "_reset_strategy" not in self.__dict__:
-            default = self.default_params  # spares follow each env's params where the backend's reset reads them
-            own = self.reset_spares and default is not None
-            own = own and resets.reads_params(self._reset_one, jax.random.key(0), as_arrays(default))
+            default, reset_one = self.default_params, cast("Callable[..., Any]", self._reset_one)  # (key, params)
+            own = self.reset_spares and default is not None  # spares follow each env's params if its reset reads them
+            own = own and resets.reads_params(reset_one, jax.random.key(0), as_arrays(default))
             strategy = ResetStrategy.choose(self.num_envs, self.reset_mode, self.reset_spares, self.reset_chunk, own)
             self.__dict__["_reset_strategy"] = strategy
         return self.__dict__["_reset_strategy"]
