@@ -1,0 +1,166 @@
+"""``envhub.interop.sebulba_factory``: the vector env of Stoix's Sebulba actors (``factory(num_envs)``, ``reset(seed=
+list)``, ``step``), on a JAX-native env (gymnax) and a host one (gymnasium): Stoa TimeSteps with TERMINATED and
+TRUNCATED kept apart (discount 0 and 1), ``extras["metrics"]`` equal to envhub's own episode statistics for the same
+seeds, ``extras["next_obs"]`` envhub's ``final_obs``, arrays on the device given, vector envs in threads independent;
+the refusals.
+
+Cheap on purpose: two envs of CartPole, 20 steps (time limit 12: one env falls over, the other is cut), one compiled
+program per vector env; the refusals compile nothing."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+stoa = pytest.importorskip("stoa", reason="sebulba_factory needs stoa-env: pip install 'envhub[stoa]'")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from stoa import StepType  # noqa: E402
+from stoa.core_wrappers.episode_metrics import get_final_step_metrics  # noqa: E402
+
+import envhub  # noqa: E402
+from envhub import interop  # noqa: E402
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError  # noqa: E402
+from envhub.interop.compiled import Runner  # noqa: E402
+from envhub.wrappers import RecordEpisodeStatistics  # noqa: E402
+
+N, STEPS, LIMIT, SEEDS = 2, 20, 12, [3, 4]
+FIRST, MID, TERMINATED, TRUNCATED = (
+    int(t) for t in (StepType.FIRST, StepType.MID, StepType.TERMINATED, StepType.TRUNCATED)
+)
+IDS = [
+    pytest.param("gymnax/CartPole-v1", marks=pytest.mark.requires_plugin("gymnax"), id="gymnax"),
+    pytest.param("gymnasium/CartPole-v1", marks=pytest.mark.requires_plugin("gymnasium"), id="gymnasium"),
+]
+
+
+def actions(t: int) -> np.ndarray:
+    """Env 0 always pushes left (CartPole falls over: terminated), env 1 alternates (it lasts: truncated at LIMIT)."""
+    return np.array([0, t % 2], np.int32)
+
+
+def rollout(envs: Any, seeds: list[int]) -> list[Any]:
+    """The TimeSteps of ``reset(seed=seeds)`` and ``STEPS`` steps, as a Sebulba actor makes them."""
+    out = [envs.reset(seed=seeds)]
+    return out + [envs.step(actions(t)) for t in range(STEPS)]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_factory_steps_as_a_sebulba_actor_with_envhubs_episodes_and_statistics(env_id):
+    device = jax.devices("cpu")[0]
+    factory = interop.sebulba_factory(env_id, device=device, max_episode_steps=LIMIT)
+    envs = factory(N)
+    steps = rollout(envs, SEEDS)
+
+    reference = Runner(RecordEpisodeStatistics(envhub.make(env_id, num_envs=N, max_episode_steps=LIMIT)), 0)
+    ref = [reference.reset(SEEDS)] + [reference.step(actions(t)) for t in range(STEPS)]
+
+    first = steps[0]
+    assert first.observation.shape == (N, 4) and (np.asarray(first.step_type) == FIRST).all()
+    assert (np.asarray(first.discount) == 1).all() and not np.asarray(first.extras["metrics"]["is_terminal_step"]).any()
+    for ts, r in zip(steps, ref, strict=True):
+        assert all(leaf.devices() == {device} for leaf in jax.tree.leaves(ts))  # every array placed on the device
+        np.testing.assert_array_equal(ts.observation, r.obs)  # the same episodes for the same seeds
+        np.testing.assert_array_equal(ts.reward, r.reward)
+    for ts, r in zip(steps[1:], ref[1:], strict=True):
+        kind = np.asarray(ts.step_type)
+        expected = np.where(r.terminated, TERMINATED, np.where(r.truncated, TRUNCATED, MID))
+        np.testing.assert_array_equal(kind, expected)
+        np.testing.assert_array_equal(ts.discount, np.where(r.terminated, 0.0, 1.0))
+        np.testing.assert_array_equal(ts.last(), r.terminated | r.truncated)
+        np.testing.assert_array_equal(ts.extras["next_obs"], r.final_obs)  # the observation reached
+        metrics = ts.extras["metrics"]
+        np.testing.assert_array_equal(metrics["is_terminal_step"], r.terminated | r.truncated)
+        np.testing.assert_array_equal(metrics["episode_return"], r.info["last_episode_return"])
+        np.testing.assert_array_equal(metrics["episode_length"], r.info["last_episode_length"])
+    kinds = np.stack([np.asarray(ts.step_type) for ts in steps[1:]])
+    assert (kinds[:, 0] == TERMINATED).any() and (kinds[:, 1] == TRUNCATED).sum() == 1  # both ends happen
+    ended, any_end = get_final_step_metrics(jax.tree.map(lambda *x: np.stack(x), *[s.extras["metrics"] for s in steps]))
+    assert any_end and (ended["episode_length"] > 0).all() and LIMIT in ended["episode_length"]  # Stoix's logging
+
+    assert int(envs.action_space().num_values) == 2 and envs.observation_space().generate_value().shape == (4,)
+    again = pickle.loads(pickle.dumps(envs))  # pickles as the factory's call: a fresh env, made by id
+    assert again.num_envs == N and again.env is not envs.env and again.env.id == env_id
+    again.close()
+    envs.close()
+    assert envs.env.closed  # the env the factory made is the vector env's
+    with pytest.raises(ClosedEnvironmentError):
+        envs.step(actions(0))
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_vector_envs_stepped_in_threads_at_once_stay_independent():
+    """One factory, as Stoix shares it between its actor threads: each vector env keeps its own key, state and
+    counters, so a thread's rollout equals the one its env gives alone, afterwards, from the same seeds."""
+    factory = interop.sebulba_factory("gymnax/CartPole-v1", device="cpu:0", max_episode_steps=LIMIT)
+    envs = [factory(N), factory(N)]
+    seeds = [[5, 6], [7, 8]]
+    out: dict[int, list[Any]] = {}
+    start = threading.Barrier(2)
+
+    def actor(i: int) -> None:
+        start.wait()
+        out[i] = jax.tree.map(np.asarray, rollout(envs[i], seeds[i]))
+
+    threads = [threading.Thread(target=actor, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2):
+        alone = jax.tree.map(np.asarray, rollout(envs[i], seeds[i]))
+        jax.tree.map(np.testing.assert_array_equal, out[i], alone)
+        envs[i].close()
+    assert not np.array_equal(out[0][0].observation, out[1][0].observation)  # two streams, not one
+
+
+def test_bad_arguments_are_refused_naming_the_fix():
+    with pytest.raises(InvalidArgumentError, match=r"^sebulba_factory\(device='tpu:7'\): this install has the "):
+        interop.sebulba_factory("gymnax/CartPole-v1", device="tpu:7")
+    with pytest.raises(InvalidArgumentError, match=r"^sebulba_factory\(device=3\): "):
+        interop.sebulba_factory("gymnax/CartPole-v1", device=3)
+    with pytest.raises(InvalidArgumentError, match=r"num_envs=4\): each actor gives num_envs"):
+        interop.sebulba_factory("gymnax/CartPole-v1", num_envs=4)
+    with pytest.raises(InvalidArgumentError, match=r"the env id must be a string"):
+        interop.sebulba_factory(None)
+    factory = interop.sebulba_factory("gymnax/CartPole-v1")
+    assert factory.device == jax.devices()[0]
+    for bad in (0, None, 2.0, True):
+        with pytest.raises(InvalidArgumentError, match=rf"^num_envs={bad!r} for the Sebulba factory: use an int >= 1"):
+            factory(bad)
+
+
+@pytest.mark.requires_plugin("gymnax")
+def test_seeds_of_another_length_options_and_a_step_before_reset_are_refused():
+    envs = interop.sebulba_factory("gymnax/CartPole-v1")(N)
+    with pytest.raises(InvalidArgumentError, match=r"before reset\(\): call reset\(\) first"):
+        envs.step(actions(0))
+    with pytest.raises(InvalidArgumentError, match=r"reset\(seed=\[1, 2, 3\]\) .*: 3 seeds for 2 envs; pass one seed"):
+        envs.reset(seed=[1, 2, 3])
+    with pytest.raises(InvalidArgumentError, match=r"seed=-1 \(in seed=\[1, -1\]\) must be an int"):
+        envs.reset(seed=[1, -1])
+    with pytest.raises(InvalidArgumentError, match=r"it takes no options"):
+        envs.reset(seed=SEEDS, options=[{}, {}])
+    envs.close()
+
+
+@pytest.mark.requires_plugin("jaxmarl")
+def test_a_multi_agent_env_is_refused_naming_to_jumanji():
+    factory = interop.sebulba_factory("jaxmarl/MPE_simple_spread_v3")
+    with pytest.raises(InvalidArgumentError, match=r"^sebulba_factory .*Stoix's Sebulba systems train one agent"):
+        factory(N)
+
+
+def test_without_stoa_the_entry_point_raises_the_install_line(monkeypatch):
+    monkeypatch.delitem(sys.modules, "envhub.interop.sebulba", raising=False)
+    monkeypatch.delitem(sys.modules, "envhub.interop.stoa_export", raising=False)
+    monkeypatch.setitem(sys.modules, "stoa", None)  # not installed
+    with pytest.raises(
+        MissingDependencyError, match=r"sebulba_factory needs the Python package 'stoa-env'.*envhub\[stoa\]"
+    ):
+        interop.sebulba_factory("gymnax/CartPole-v1")
