@@ -97,15 +97,18 @@ def test_a_factory_steps_as_a_sebulba_actor_with_envhubs_episodes_and_statistics
 def test_vector_envs_stepped_in_threads_at_once_stay_independent():
     """One factory, as Stoix shares it between its actor threads: each vector env keeps its own key, state and
     counters, so a thread's rollout equals the one its env gives alone, afterwards, from the same seeds."""
-    factory = interop.sebulba_factory("gymnax/CartPole-v1", device="cpu:0", max_episode_steps=LIMIT)
+    factory = interop.sebulba_factory("gymnax/CartPole-v1", max_episode_steps=LIMIT)  # device: each thread's
     envs = [factory(N), factory(N)]
-    seeds = [[5, 6], [7, 8]]
+    seeds, cpu = [[5, 6], [7, 8]], jax.devices("cpu")[0]
     out: dict[int, list[Any]] = {}
     start = threading.Barrier(2)
 
     def actor(i: int) -> None:
         start.wait()
-        out[i] = jax.tree.map(np.asarray, rollout(envs[i], seeds[i]))
+        with jax.default_device(cpu):  # as a Stoix actor pins its device
+            steps = rollout(envs[i], seeds[i])
+        assert all(leaf.devices() == {cpu} for leaf in jax.tree.leaves(steps))
+        out[i] = jax.tree.map(np.asarray, steps)
 
     threads = [threading.Thread(target=actor, args=(i,)) for i in range(2)]
     for t in threads:
@@ -129,7 +132,7 @@ def test_bad_arguments_are_refused_naming_the_fix():
     with pytest.raises(InvalidArgumentError, match=r"the env id must be a string"):
         interop.sebulba_factory(None)
     factory = interop.sebulba_factory("gymnax/CartPole-v1")
-    assert factory.device == jax.devices()[0]
+    assert factory.device is None  # each call's default device (a Stoix actor's, set by jax.default_device)
     for bad in (0, None, 2.0, True):
         with pytest.raises(InvalidArgumentError, match=rf"^num_envs={bad!r} for the Sebulba factory: use an int >= 1"):
             factory(bad)

@@ -14,8 +14,9 @@ backends (envpool, ALE, gymnasium) and JAX-native ones alike.
 - ``extras["metrics"]`` is Stoix's: ``episode_return`` and ``episode_length`` of the episode that ended at this step
   where ``is_terminal_step`` (else the last finished episode's, 0 before any), counted per env from ``reset``.
   The other entries of ``extras`` are the env's ``info``.
-- Every array of a TimeStep is placed on ``device`` (a JAX device; ``None``: the first of ``jax.devices()``), and
-  JAX-native envs step there. Each call of the factory makes its own env, key and counters: vector envs made in
+- Every array of a TimeStep is placed on ``device``, and JAX-native envs step there: a JAX device given to
+  ``sebulba_factory``, or (``None``) the JAX default device of each call, which a Stoix actor sets to its own
+  (``with jax.default_device(actor_device)``), so one factory serves actors on several devices. Each call of the factory makes its own env, key and counters: vector envs made in
   several threads at once share nothing mutable. ``close()`` closes the env it made.
 
 The contract (refusals, final_obs) is ``envhub.interop.contract``'s; spaces are ``to_stoa``'s (``leaves``' rule).
@@ -23,6 +24,7 @@ The contract (refusals, final_obs) is ``envhub.interop.contract``'s; spaces are 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,7 +56,8 @@ TARGET = Target(
 def sebulba_factory(env_id: str, *, device: Any = None, **make_kwargs: Any) -> SebulbaFactory:
     """The env factory of Stoix's Sebulba actors: ``factory(num_envs)`` makes ``envhub.make(env_id,
     num_envs=num_envs, **make_kwargs)`` and returns it as the stateful vector env they step (see the module
-    docstring), its arrays on ``device`` (a JAX device or its name, ``"cpu:0"``; ``None``: ``jax.devices()[0]``).
+    docstring), its arrays on ``device`` (a JAX device or its name, ``"cpu:0"``; ``None``: the JAX default device
+    of each call, as ``jax.default_device`` sets it).
 
     Raises:
         InvalidArgumentError: ``env_id`` is no string; ``device`` is none this install has; ``num_envs`` is given
@@ -74,10 +77,10 @@ def sebulba_factory(env_id: str, *, device: Any = None, **make_kwargs: Any) -> S
 
 
 def jax_device(given: Any) -> Any:
-    """The JAX device ``given`` names (a ``jax.Device`` or its ``str``; ``None``: the first of ``jax.devices()``)."""
-    devices = {str(d): d for d in all_devices()}
+    """The JAX device ``given`` names (a ``jax.Device`` or its ``str``), or ``None`` (the default device of each call)."""
     if given is None:
-        return jax.devices()[0]
+        return None
+    devices = {str(d): d for d in all_devices()}
     name = str(given) if isinstance(given, (jax.Device, str)) else None
     return checked_device("sebulba_factory", given, devices.get(name) if name else None, list(devices))
 
@@ -111,13 +114,17 @@ class SebulbaFactory:
             raise
 
     def __reduce__(self) -> Any:
-        return _factory_again, (self.env_id, str(self.device), self.make_kwargs)
+        return _factory_again, (self.env_id, _name(self.device), self.make_kwargs)
 
     def __repr__(self) -> str:
-        return f"sebulba_factory({self.env_id!r}, device={str(self.device)!r}, **{self.make_kwargs!r})"
+        return f"sebulba_factory({self.env_id!r}, device={_name(self.device)!r}, **{self.make_kwargs!r})"
 
 
-def _factory_again(env_id: str, device: str, make_kwargs: dict[str, Any]) -> SebulbaFactory:
+def _name(device: Any) -> str | None:
+    return None if device is None else str(device)
+
+
+def _factory_again(env_id: str, device: str | None, make_kwargs: dict[str, Any]) -> SebulbaFactory:
     return sebulba_factory(env_id, device=device, **make_kwargs)  # a JAX device pickles by its name
 
 
@@ -151,7 +158,7 @@ class SebulbaVectorEnv(Exported):
                 f"reset(seed={seed!r}) of the Sebulba env of {self.env.id!r}: {len(seed)} seeds for {self.num_envs} "
                 f"envs; pass one seed per env (a list of {self.num_envs} ints)."
             )
-        with jax.default_device(self.device):
+        with self._on_device():
             ts = self._runner.reset(seed)
         zeros = np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32)
         self._running = self._last = zeros
@@ -165,7 +172,7 @@ class SebulbaVectorEnv(Exported):
             ActionError: ``action`` is one ``env.step`` refuses (checked on the host before anything runs).
             InvalidArgumentError: ``step`` before ``reset``.
         """
-        with jax.default_device(self.device):
+        with self._on_device():
             ts = self._runner.step(np.asarray(action))
         reached = TARGET.final_obs(self.env.id, ts)
         terminated, truncated = np.asarray(ts.terminated, bool), np.asarray(ts.truncated, bool)
@@ -183,7 +190,10 @@ class SebulbaVectorEnv(Exported):
         metrics = {"episode_return": self._last[0], "episode_length": self._last[1], "is_terminal_step": done}
         extras = {**ts.info, "next_obs": reached, "metrics": metrics}
         out = stoa.TimeStep(kind, ts.reward, discount, ts.obs, extras)
-        return jax.device_put(out, self.device)
+        return jax.device_put(out, self.device)  # None: the default device of this call (its thread's)
+
+    def _on_device(self) -> Any:
+        return contextlib.nullcontext() if self.device is None else jax.default_device(self.device)
 
     def observation_space(self) -> Any:
         """One env's observation space, as a Stoa space (``to_stoa``'s)."""
@@ -198,7 +208,7 @@ class SebulbaVectorEnv(Exported):
         return _called, (self.factory, self.num_envs)
 
     def __repr__(self) -> str:
-        return f"SebulbaVectorEnv({self.env!r}, device={str(self.device)!r})"
+        return f"SebulbaVectorEnv({self.env!r}, device={_name(self.device)!r})"
 
 
 __all__ = ["TARGET", "SebulbaFactory", "SebulbaVectorEnv", "all_devices", "jax_device", "sebulba_factory"]
