@@ -48,6 +48,7 @@ NEEDS = {
     "envhub.interop.sb3": "sb3",
     "envhub.interop.stoa_export": "stoa",
     "envhub.interop.jumanji_export": "jumanji",
+    "envhub.interop.sebulba": "stoa",
 }
 
 

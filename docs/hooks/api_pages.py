@@ -53,6 +53,7 @@ PAGES = (
     "envhub.interop.torchrl_export",
     "envhub.interop.stoa_export",
     "envhub.interop.jumanji_export",
+    "envhub.interop.sebulba",
     "envhub.interop.sb3",
     "envhub.testing",
     "envhub.plugin",
