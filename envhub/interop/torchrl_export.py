@@ -26,6 +26,7 @@ from envhub.errors import ActionError, ClosedEnvironmentError
 from envhub.interop.compiled import Runner, seed_key
 from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.flags import checked_device, checked_mask
+from envhub.native.auto_reset import still_to_restart
 
 try:
     import torch
@@ -169,7 +170,7 @@ class EnvhubTorchRLEnv(Exported, EnvBase):  # type: ignore[misc,unused-ignore]
         else:
             fresh = torch.ones(self.batch_size, dtype=torch.bool) if mask is None else self._mask(mask)
             if mask is not None and self._ended is not None:
-                fresh = fresh & ~self._ended.to(fresh.device)  # those envhub reset in the step that ended them
+                fresh = still_to_restart(fresh, self._ended.to(fresh.device))
             obs = self._obs
             if bool(fresh.any()):
                 new = jax.tree.leaves(self._runner.reset_where(fresh.cpu().numpy()).obs)
