@@ -259,7 +259,9 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     def _one(self, name: str) -> Any:
         """The backend's method ``name`` (traced once) taking one env's params last, given only to backends with params."""
         method = self._traced_once(name)
-        return lambda *args: method(*args) if args[-1] is not None else method(*args[:-1])
+        if self.default_params is None:  # a backend without params (plugin API 1): its methods take none
+            return lambda *args: method(*args[:-1])
+        return method
 
     def _state_params(self, params: Any) -> Any:
         """Checked ``params`` (``None``: the defaults) as a state keeps them: arrays, leading with ``num_envs``."""
