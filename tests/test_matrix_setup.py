@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: pytest itself requires tomli there

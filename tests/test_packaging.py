@@ -7,8 +7,8 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 from examples_loader import load_file
+from packaging.requirements import Requirement
 
 import envhub
 
