@@ -174,6 +174,9 @@ def test_a_second_process_loads_the_programs_from_the_cache(tmp_path):
         assert first[mode]["hits"] == 0 and first[mode]["total"] == second[mode]["total"], mode
     # the default rollout: its entry stored, then a hit in the second process
     assert len(stored["default"]) == 1 and second["default"]["hits"] >= 1
-    assert stored["strict"] == []  # a program with a host callback is never cached: the opt-in's cost
+    if tuple(int(part) for part in jax.__version__.split(".")[:2]) < (0, 11):
+        assert stored["strict"] == []  # a program with a host callback is never cached: the opt-in's cost
+    else:  # jax 0.11 writes it too (measured on 3.12/3.13): the cost of "strict" is then its trace alone
+        assert len(stored["strict"]) <= 1
     # envhub.checked's program does not depend on what the process traced before (checkify's numbering)
     assert second["checked"]["hits"] >= 1

@@ -323,7 +323,7 @@ def test_pettingzoo_parallel_export_steps_the_envhub_env():
     par.reset()
     with pytest.raises(ActionError, match=r"structure does not match: no action for \['agent_2'\]"):
         par.step({"agent_0": 1, "agent_1": 1})
-    with pytest.raises(InvalidArgumentError, match=r"needs a simultaneous multi-agent env .* is single-agent"):
+    with pytest.raises(InvalidArgumentError, match=r"needs a simultaneous multi-agent .* is single-agent"):
         envhub.interop.to_pettingzoo_parallel(Corridor())
     with pytest.raises(InvalidArgumentError, match=r"needs an unbatched env"):
         envhub.interop.to_pettingzoo_parallel(envhub.make("jaxmarl/hanabi", num_envs=2))
