@@ -38,7 +38,7 @@ sys.dont_write_bytecode = False
 
 # JAX's persistent compilation cache, kept between runs in a user-level folder outside the clone and
 # shared by the xdist workers, every subprocess and side venv (they inherit these variables; the side
-# venvs pin the same jax). A program with a Python host callback is never cached, which is why envhub's
+# venvs pin the same jax). A program with a Python host callback is not cached (up to jax 0.10), which is why envhub's
 # JAX-native programs have none (docs/performance.md). JAX keys each entry by the program, the compile
 # options and the jax/jaxlib versions, so a stale entry is a miss, never a wrong result. JAX's own size
 # cap stays off (tests/jax_cache.py says why); the controller prunes the folder once per run instead.
