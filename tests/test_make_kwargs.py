@@ -238,7 +238,7 @@ def test_declared_bounds_are_checked_before_the_factory(registry):
     head = r"make\('rng/Ranged-v0', \.\.\.\): "
     for kwargs, rule in [
         ({"size": 0}, r"size=0 is out of range: it must be >= 2;"),
-        ({"size": np.int64(-3)}, r"size=np.int64\(-3\) is out of range: it must be >= 2;"),
+        ({"size": np.int64(-3)}, r"size=(np.int64\()?-3\)? is out of range: it must be >= 2;"),
         ({"ratio": 1.5}, r"ratio=1.5 is out of range: it must be from 0.0 to 1.0;"),
         ({"ratio": float("nan")}, r"ratio=nan is out of range: it must be from 0.0 to 1.0;"),
         ({"dim": 3}, r"dim=3 is out of range: it must be 2;"),
@@ -269,7 +269,7 @@ def test_nan_is_refused_for_every_kwarg_and_inf_passes_where_no_bound_excludes_i
         tail = rf", which no keyword argument takes; give a number \(`envhub info {env_id}` lists each keyword argument\)\.$"
         for kwargs, shown in [
             ({"wind": float("nan")}, r"wind=nan is NaN"),
-            ({"wind": np.float32("nan")}, r"wind=np.float32\(nan\) is NaN"),
+            ({"wind": np.float32("nan")}, r"wind=(np.float32\()?nan\)? is NaN"),
             ({"wind": jnp.float32(jnp.nan)}, r"wind=Array\(nan, dtype=float32\) is NaN"),
             ({"other": complex("nan")}, r"other=\(nan\+0j\) is NaN"),
             ({"ranges": (0.2, float("nan"))}, r"ranges=\(0.2, nan\) holds a NaN"),

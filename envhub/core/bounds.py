@@ -39,11 +39,14 @@ def outside(values: Any, bounds: Range) -> np.ndarray:
 
     low, high = bounds
     array = np.asarray(values)
+    # A float leaf is compared with each end rounded to its own dtype, as NumPy 2 does (float32 -9.8 is not
+    # below the end -9.8); NumPy 1.x would compare in float64 and refuse a default lying on the end.
+    edge = array.dtype.type if np.issubdtype(array.dtype, np.floating) else (lambda end: end)
     inside = np.ones(array.shape, bool)
     if low is not None:
-        inside &= array > low if isinstance(low, Above) else array >= low
+        inside &= array > edge(low) if isinstance(low, Above) else array >= edge(low)
     if high is not None:
-        inside &= array <= high
+        inside &= array <= edge(high)
     return ~inside
 
 
