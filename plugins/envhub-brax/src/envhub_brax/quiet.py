@@ -8,12 +8,12 @@ printed); every other warning, and anything else brax prints (on stderr while it
 from __future__ import annotations
 
 import contextlib
-import io
 import re
 import sys
 import warnings
 from collections.abc import Iterator
-from typing import TextIO
+
+from envhub.plugin import printed_lines_dropped
 
 # (category, message regex): what each silences, and why.
 NOTICES = (
@@ -78,36 +78,6 @@ PRINTED_NOTICES = (
 )
 
 
-class _Lines(io.TextIOBase):
-    """A text stream passing each whole line to ``target``, less the lines that fully match a ``PRINTED_NOTICES``."""
-
-    def __init__(self, target: TextIO | None) -> None:
-        self.target, self.pending = target, ""
-
-    def write(self, text: str) -> int:
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        for line in lines:
-            self._pass(line + "\n")
-        return len(text)
-
-    def _pass(self, line: str) -> None:
-        if self.target is not None and not any(re.fullmatch(n, line.rstrip("\n")) for n in PRINTED_NOTICES):
-            self.target.write(line)
-
-    def flush(self) -> None:
-        if self.target is not None:
-            self.target.flush()
-
-
-@contextlib.contextmanager
-def prints_dropped() -> Iterator[None]:
+def prints_dropped() -> contextlib.AbstractContextManager[None]:
     """While it runs, what Python code prints goes to stderr (stdout is the user's), less the ``PRINTED_NOTICES``."""
-    lines = _Lines(sys.stderr)
-    try:
-        with contextlib.redirect_stdout(lines):
-            yield
-    finally:
-        if lines.pending:
-            lines._pass(lines.pending)
-        lines.flush()
+    return printed_lines_dropped(*PRINTED_NOTICES)

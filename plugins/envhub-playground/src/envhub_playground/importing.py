@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-import sys
 import warnings
-from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any
+
+from envhub.plugin import printed_lines_dropped
 
 # Lines printed (``print``, not warnings) while mujoco_playground imports, with why each is dropped:
 PRINTED_NOTICES = (
@@ -22,44 +19,9 @@ PRINTED_NOTICES = (
 def import_registry() -> Any:
     """``mujoco_playground.registry``, imported with what it prints on stderr (stdout stays clean), less the
     ``PRINTED_NOTICES``."""
-    with _prints_dropped(), warnings.catch_warnings():
+    with printed_lines_dropped(*PRINTED_NOTICES), warnings.catch_warnings():
         # mujoco_playground imports brax, which imports jaxopt, which warns that it is no longer maintained: the user
         # never calls jaxopt, and only brax could move off it. Only that warning is dropped.
         warnings.filterwarnings("ignore", message=r"JAXopt is no longer maintained", category=DeprecationWarning)
         from mujoco_playground import registry
     return registry
-
-
-class _Lines(io.TextIOBase):
-    """A text stream passing each whole line to ``target``, less the lines that fully match a ``PRINTED_NOTICES``."""
-
-    def __init__(self, target: TextIO | None) -> None:
-        self.target, self.pending = target, ""
-
-    def write(self, text: str) -> int:
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        for line in lines:
-            self._pass(line + "\n")
-        return len(text)
-
-    def _pass(self, line: str) -> None:
-        if self.target is not None and not any(re.fullmatch(n, line.rstrip("\n")) for n in PRINTED_NOTICES):
-            self.target.write(line)
-
-    def flush(self) -> None:
-        if self.target is not None:
-            self.target.flush()
-
-
-@contextlib.contextmanager
-def _prints_dropped() -> Iterator[None]:
-    """While it runs, what Python code prints goes to stderr, less the ``PRINTED_NOTICES``."""
-    lines = _Lines(sys.stderr)
-    try:
-        with contextlib.redirect_stdout(lines):
-            yield
-    finally:
-        if lines.pending:
-            lines._pass(lines.pending)
-        lines.flush()
