@@ -10,14 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-#: Exit codes (DESIGN 6): success, a check failed, bad usage, an envhub error.
+#: Exit codes (docs/cli.md lists them): success, a check failed, bad usage, an envhub error.
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ENVHUB_ERROR = 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
-EXIT_INTERNAL_ERROR = 3  # a bug in envhub, a plugin or a library: an error, as DESIGN.md's four codes have it (not 1)
+EXIT_INTERNAL_ERROR = 3  # a bug in envhub, a plugin or a library: an error like any other (1 means a check failed)
 
 #: Set to 1 (or pass ``--traceback``) to see the traceback of an error the command would show as one line.
 TRACEBACK_SWITCH = "ENVHUB_TRACEBACK"

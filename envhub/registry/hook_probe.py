@@ -1,6 +1,7 @@
 """Run a plugin's hook for ``envhub list`` without importing a backend library: up to its first new import.
 
-``envhub list`` imports plugin modules, never backend libraries (DESIGN §3), yet a hook that raises must
+``envhub list`` imports plugin modules, never backend libraries (it must stay fast and work where a backend
+library is missing or broken), yet a hook that raises must
 show as an error row. ``probe(call)`` runs ``call`` in this thread with an import guard: an import of a
 top-level module not loaded yet (the standard library aside) stops the call there. A call that ends
 without reaching one ran exactly as it would unguarded; one that reached one is "not probed" (the

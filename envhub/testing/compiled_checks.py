@@ -114,7 +114,7 @@ def check_pure(probe: Probe) -> None:
         ]
         culprit = _impure(parts) or _impure([(whole, fn, args)])
         raise CheckFailure(
-            f"the program of {culprit}; a JAX-native env's init, reset and step must be pure XLA (DESIGN §4)"
+            f"the program of {culprit}; a JAX-native env's init, reset and step must be pure XLA (no host callback: docs/performance.md's compilation cache)"
         )
     if env.is_jax_native and any(_checkable(s) for s in _leaves(env.action_space)):
         # The opt-in hard stop must be seen: proves host_callbacks reads this program's lowering.
