@@ -15,6 +15,7 @@ from envhub import spaces
 from envhub.core.env import Environment
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
+from envhub.errors import InvalidArgumentError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +63,47 @@ class Wrapper(Environment[Any, Any, Any]):
     def __init__(self, env: Environment[Any, Any, Any]):
         self.env = env
         self._own_spaces: dict[str, spaces.Space] = {}
+
+    # --- the one rule for a state given to a wrapper (every wrapper, stateful or not, through these four) ---
+
+    def reset(
+        self, key: jax.Array, state: Any, where: jax.Array | None = None, params: Any = None
+    ) -> tuple[Any, TimeStep[Any]]:
+        return super().reset(key, self._own_state("reset", state), where=where, params=params)
+
+    def step(self, key: jax.Array, state: Any, action: Any) -> tuple[Any, TimeStep[Any]]:
+        return super().step(key, self._own_state("step", state), action)
+
+    def set_params(self, state: Any, params: Any, where: jax.Array | None = None) -> Any:
+        return super().set_params(self._own_state("set_params", state), params, where)
+
+    def render(self, state: Any, index: int | None = None) -> Any:
+        return super().render(self._own_state("render", state), index)
+
+    def _own_state(self, method: str, state: Any) -> Any:
+        """``state`` if it has as many ``WrapperState`` layers as this chain has stateful wrappers (one each; the
+        innermost env checks its own state), else ``InvalidArgumentError``, the class an env raises for a wrong state.
+        Checked before any work (while tracing too), so a refused call changes nothing."""
+        want, have = _layers(self), _depth(state)
+        if have == want:
+            return state
+        self._check_open(method)  # a closed env says so first
+        names = [type(e).__name__ for e in _chain(self) if getattr(e, "wraps_state", False)]
+        own = f"a WrapperState per stateful wrapper ({' > '.join(names)})" if names else "its innermost env's state"
+        if have < want:
+            pair = isinstance(state, tuple) and len(state) == 2 and _depth(state[0]) == want
+            inner = next(e for e in _chain(self) if _layers(e) == have)
+            passed = (
+                "a (state, ts) pair (pass its first item)"
+                if pair
+                else f"a {type(state).__name__}, the state of {inner!r}"
+            )
+        else:
+            passed = f"a state of {have} WrapperState layers, the state of a wrapper around it"
+        raise InvalidArgumentError(
+            f"{type(self).__name__}.{method} of {self.id!r} was given {passed}, where its own state is {own}; "
+            f"pass the state returned by this wrapper's init, reset or step."
+        )
 
     def _init(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep[Any]]:
         return self.env.init(key, params=params)
@@ -149,6 +191,27 @@ class Wrapper(Environment[Any, Any, Any]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}{self.env!r}>"
+
+
+def _chain(env: Any) -> list[Any]:
+    """``env`` and the wrappers inside it, outermost first, down to the innermost env."""
+    envs = [env]
+    while isinstance(envs[-1], Wrapper):
+        envs.append(envs[-1].env)
+    return envs
+
+
+def _layers(env: Any) -> int:
+    """How many ``WrapperState`` layers ``env``'s states have: one per stateful wrapper in its chain."""
+    return sum(1 for e in _chain(env) if getattr(e, "wraps_state", False))
+
+
+def _depth(state: Any) -> int:
+    """How many ``WrapperState`` layers ``state`` has (a backend's own state has none)."""
+    depth = 0
+    while isinstance(state, WrapperState):
+        state, depth = state.env_state, depth + 1
+    return depth
 
 
 class TimeStepWrapper(Wrapper):
