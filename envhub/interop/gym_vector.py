@@ -105,7 +105,7 @@ class EnvhubVectorEnv(Exported, gymnasium.vector.VectorEnv):  # type: ignore[typ
                     f"this export uses {self.autoreset_mode}."
                 )
             mask = checked_mask("reset(options={'reset_mask': ...})", mask, self.num_envs)
-            ts = self._runner.reset_where(mask)
+            ts = self._runner.reset_where(mask)  # the env's own reset(where=); how envs restart: native/auto_reset.py
             self._obs = _merge(mask, ts.obs, self._obs)
             return self._obs, ts.info
         ts = self._runner.reset(seed)
@@ -129,7 +129,7 @@ class EnvhubVectorEnv(Exported, gymnasium.vector.VectorEnv):  # type: ignore[typ
         obs, info = reached, dict(ts.info)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._pending.any():
             pending = self._pending.copy()
-            restart = self._runner.reset_where(pending)  # their stepped transition is dropped
+            restart = self._runner.reset_where(pending)  # the env's own reset(where=), as above; their step is dropped
             obs = _merge(pending, restart.obs, obs)
             if set(restart.info) == set(info):
                 info = _merge(pending, restart.info, info)  # theirs: the new episode's first info

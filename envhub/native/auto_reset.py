@@ -5,11 +5,12 @@ the new episode's first). How is one of four schemes, chosen once per env from i
 (``ResetStrategy.choose``); ``envhub.native.resets`` holds the functions they are built from:
 
 - ``"cached"`` (``reset_mode="cached"``): every episode restarts from the env's first state: a ``select``.
-- ``"spares"`` (``reset_spares=True``, the default of a batch with real resets on a CPU): finished envs take
-  spare initial states made ``num_envs`` at a time, so a batch pays one batched reset per ``num_envs`` episode
-  ends. One pool serves every env (``resets.reset_from_spares``), unless the backend's reset reads its per-env
-  params (``resets.reads_params``): then each env's spare is made with its own next params
-  (``resets.reset_from_own_spares``, ``own=True``).
+- ``"spares"`` (``reset_spares=True``, the default of a batch with real resets, on a GPU or TPU too unless
+  the backend's reset is cheap, see ``"every_step"``; never where ``_restart_one`` reads the old state):
+  finished envs take spare initial states made ``num_envs`` at a time, so a batch pays one batched reset per
+  ``num_envs`` episode ends. One pool serves every env (``resets.reset_from_spares``), unless the backend's
+  reset reads its per-env params (``resets.reads_params``): then each env's spare is made with its own next
+  params (``resets.reset_from_own_spares``, ``own=True``).
 - ``"on_step"`` (``reset_spares=False`` on a CPU, and every unbatched env there): the finished envs reset on
   that step, in one batched reset behind a branch that skips it when none finished (``resets.reset_if_done``).
 - ``"every_step"`` (the same on a GPU or TPU): every env computes a reset on every step and the finished ones
@@ -17,10 +18,12 @@ the new episode's first). How is one of four schemes, chosen once per env from i
   dozen small kernels, each more than a cheap reset (gymnax computes its resets this way too). A backend whose
   reset costs about a step (``cheap_reset = True``, gymnax's) defaults to it there instead of spares.
 
-Who restarts envs asks the strategy: ``JaxEnvironment`` (``env.reset_strategy``, its step), ``TimeLimit``
-(``restart_where``: a masked reset behind the same branch rule), and the exports that restart envs from the
-host (``restart_where`` in their compiled masked reset, ``still_to_restart`` for which envs need one).
-To change how envs restart, change this module.
+Who restarts envs asks the strategy: ``JaxEnvironment`` (``env.reset_strategy``, its step) and ``TimeLimit``
+(``restart_where``: a masked reset behind the same branch rule). A restart asked from outside is the env's own
+``reset(where=)`` (every env's reset, kept where asked: a select), called by the exports whose library asks for
+resets (gymnasium's vector export, TorchRL's: ``interop.compiled.Runner.reset_where``; ``still_to_restart``
+drops the envs the last step restarted already). To change how envs restart, change this module (host
+backends restart inside their own library: envpool, ALE, gymnasium's vector envs).
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ class ResetStrategy:
 def restart_where(env: Any, key: jax.Array, state: Any, where: jax.Array, obs: Any) -> tuple[Any, Any]:
     """``env``'s envs in ``where`` restarted (``env.reset(key, state, where=where)``) and ``obs`` with their first
     observations, the others untouched; skipped when ``where`` is all false, by ``env``'s branch rule
-    (``ResetStrategy.of(env).when_any``). For masked restarts outside the env: ``TimeLimit``, the exports."""
+    (``ResetStrategy.of(env).when_any``). For masked restarts inside a step, outside the env: ``TimeLimit``'s."""
 
     def restart() -> tuple[Any, Any]:
         new, first = env.reset(key, state, where=where)
