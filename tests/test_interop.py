@@ -167,13 +167,16 @@ def test_packing_round_trips_every_dtype():
         "grid": jnp.arange(6, dtype=jnp.int32).reshape(2, 3),
         "flag": jnp.bool_(True),
         "i16": jnp.int16(-5),
+        "image": jnp.arange(3 * 4097, dtype=jnp.uint8).reshape(3, 4097),  # large and narrow: travels beside the buffer
+        "mask": jnp.arange(5000) % 3 == 0,
     }
     packer = Packer(tree)
-    buffer = jax.jit(packer.pack)(tree)
-    assert buffer.dtype == jnp.uint32 and buffer.shape == (packer.size,)
-    back = jax.jit(packer.unpack)(buffer)
-    host = packer.unpack_host(np.asarray(buffer))
-    for name in ("b", "i8", "f16", "u32", "f", "grid", "flag", "i16"):
+    buffer, alone = packed = jax.jit(packer.pack)(tree)
+    assert buffer.dtype == jnp.uint32 and buffer.shape == (packer.size,) and len(alone) == 2
+    assert packer.size < 100  # the two large narrow leaves are not widened into words
+    back = jax.jit(packer.unpack)(packed)
+    host = packer.unpack_host(packed)
+    for name in ("b", "i8", "f16", "u32", "f", "grid", "flag", "i16", "image", "mask"):
         np.testing.assert_array_equal(back[name], tree[name])
         np.testing.assert_array_equal(host[name], tree[name])
         assert host[name].dtype == tree[name].dtype and host[name].shape == tree[name].shape

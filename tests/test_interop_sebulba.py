@@ -107,7 +107,7 @@ def test_vector_envs_stepped_in_threads_at_once_stay_independent():
         start.wait()
         with jax.default_device(cpu):  # as a Stoix actor pins its device
             steps = rollout(envs[i], seeds[i])
-        assert all(leaf.devices() == {cpu} for leaf in jax.tree.leaves(steps))
+        assert all(isinstance(leaf, np.ndarray) for leaf in jax.tree.leaves(steps))  # no device given: NumPy
         out[i] = jax.tree.map(np.asarray, steps)
 
     threads = [threading.Thread(target=actor, args=(i,)) for i in range(2)]
@@ -122,6 +122,38 @@ def test_vector_envs_stepped_in_threads_at_once_stay_independent():
     assert not np.array_equal(out[0][0].observation, out[1][0].observation)  # two streams, not one
 
 
+@pytest.mark.requires_plugin("envpool")
+@pytest.mark.filterwarnings("ignore:.*precision lowered by casting:UserWarning")  # the raw envpool's spaces
+def test_envpool_through_the_factory_reports_envpools_own_episode_statistics(monkeypatch):
+    """envpool stepped on the host (no compiled call): each env's first episode, at its terminal step, has the
+    return and length envpool itself gives for the same seed and actions (its rewards summed, its ``elapsed_step``);
+    a second reset restarts the same host env (none leaks)."""
+    import envpool
+
+    seen, make = {}, envpool.make
+    monkeypatch.setattr(envpool, "make", lambda task, **kw: seen.update(kw) or make(task, **kw))  # the seeds given
+    envs = interop.sebulba_factory("envpool/CartPole-v1")(N)
+    first = envs.reset(seed=SEEDS)
+    monkeypatch.undo()
+    acts = np.random.default_rng(0).integers(0, 2, (40, N)).astype(np.int32)
+    steps = [envs.step(a) for a in acts]
+    raw = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=N, env_seed=seen["env_seed"][:N])  # logical i
+    raw_first = raw.reset()[0]
+    np.testing.assert_array_equal(first.observation, raw_first)
+    raw_steps = [raw.step(a) for a in acts]
+    for i in range(N):
+        end = next(t for t, ts in enumerate(steps) if ts.extras["metrics"]["is_terminal_step"][i])
+        raw_end = next(t for t, (_, _, term, trunc, _) in enumerate(raw_steps) if term[i] or trunc[i])
+        metrics = steps[end].extras["metrics"]
+        assert end == raw_end and metrics["episode_length"][i] == raw_steps[end][4]["elapsed_step"][i]
+        assert metrics["episode_return"][i] == sum(r[1][i] for r in raw_steps[: end + 1])
+        np.testing.assert_array_equal(steps[end].extras["next_obs"][i], raw_steps[end][0][i])  # the obs reached
+    raw.close()
+    again = envs.reset(seed=SEEDS)  # the same host env restarts: no second pool
+    assert envs.env.live_host_envs() == 1 and again.observation.shape == first.observation.shape
+    envs.close()
+
+
 def test_bad_arguments_are_refused_naming_the_fix():
     with pytest.raises(InvalidArgumentError, match=r"^sebulba_factory\(device='tpu:7'\): this install has the "):
         interop.sebulba_factory("gymnax/CartPole-v1", device="tpu:7")
@@ -132,7 +164,7 @@ def test_bad_arguments_are_refused_naming_the_fix():
     with pytest.raises(InvalidArgumentError, match=r"the env id must be a string"):
         interop.sebulba_factory(None)
     factory = interop.sebulba_factory("gymnax/CartPole-v1")
-    assert factory.device is None  # each call's default device (a Stoix actor's, set by jax.default_device)
+    assert factory.device is None  # NumPy out; JAX-native envs step on each call's default device (jax.default_device)
     for bad in (0, None, 2.0, True):
         with pytest.raises(InvalidArgumentError, match=rf"^num_envs={bad!r} for the Sebulba factory: use an int >= 1"):
             factory(bad)

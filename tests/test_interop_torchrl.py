@@ -253,6 +253,19 @@ def test_trees_and_refusals():
         to_torchrl(closed)
 
 
+@needs_torchrl
+def test_a_large_narrow_observation_reaches_torch_exact():
+    """An image (uint8, more values than ``packing.WIDEN_AT_MOST``) travels beside the packed words: same values."""
+    space = spaces.Box(0, 255, (80, 80), np.uint8)
+    image = lambda obs: (obs[0] * 40 + np.arange(80 * 80).reshape(80, 80) % 7 + 1).astype(np.uint8)  # noqa: E731
+    env = to_torchrl(envhub.wrappers.TransformObservation(Corridor(), image, space))
+    data = env.rollout(3)
+    positions = data["next", "observation"][:, 0, 0].numpy() - 1  # position * 40 at the corner
+    expected = np.stack([image(np.array([p // 40])) for p in positions])
+    np.testing.assert_array_equal(data["next", "observation"].numpy(), expected)
+    assert data["next", "observation"].dtype == torch.uint8
+
+
 def test_import_envhub_interop_does_not_import_torch(monkeypatch):
     """In this process (no interpreter to start): ``envhub.interop`` imported afresh with torch unimportable."""
     for name in [m for m in sys.modules if m == "envhub.interop" or m.startswith("envhub.interop.")]:

@@ -49,14 +49,14 @@ class Runner:
             self._carry = Packer((key, state))
             return self._finish("init", key, state, ts)
 
-        def step(carry: jax.Array, action: Any) -> Any:
+        def step(carry: Any, action: Any) -> Any:
             key, state = self._unpack(carry)
             key, sub = jax.random.split(key)
             with values_checked_by_caller(env):  # checked on the host by step(), with a plain ActionError
                 state, ts = env.step(sub, state, action)
             return self._finish("step", key, state, ts)
 
-        def reset_where(carry: jax.Array, where: jax.Array) -> Any:
+        def reset_where(carry: Any, where: jax.Array) -> Any:
             key, state = self._unpack(carry)
             key, sub = jax.random.split(key)
             state, ts = env.reset(sub, state, where=where)
@@ -67,11 +67,11 @@ class Runner:
         self._step = jax.jit(step)
         self._reset_where = jax.jit(reset_where)
 
-    def _unpack(self, carry: jax.Array) -> Any:
+    def _unpack(self, carry: Any) -> Any:
         assert self._carry is not None
         return self._carry.unpack(carry)
 
-    def _finish(self, name: str, key: jax.Array, state: Any, ts: Any) -> tuple[jax.Array, jax.Array]:
+    def _finish(self, name: str, key: jax.Array, state: Any, ts: Any) -> tuple[Any, Any]:
         assert self._carry is not None
         carry = Packer((key, state))
         if carry.leaves != self._carry.leaves or carry.treedef != self._carry.treedef:
@@ -79,8 +79,8 @@ class Runner:
         self._out[name] = Packer(ts)
         return self._carry.pack((key, state)), self._out[name].pack(ts)
 
-    def _host(self, name: str, out: jax.Array) -> Any:
-        return self._out[name].unpack_host(np.asarray(out))
+    def _host(self, name: str, out: Any) -> Any:
+        return self._out[name].unpack_host(out)
 
     def reset(self, seed: Any = None) -> Any:
         """Start every env from scratch; the first TimeStep on the host."""

@@ -14,9 +14,12 @@ backends (envpool, ALE, gymnasium) and JAX-native ones alike.
 - ``extras["metrics"]`` is Stoix's: ``episode_return`` and ``episode_length`` of the episode that ended at this step
   where ``is_terminal_step`` (else the last finished episode's, 0 before any), counted per env from ``reset``.
   The other entries of ``extras`` are the env's ``info``.
-- Every array of a TimeStep is placed on ``device``, and JAX-native envs step there: a JAX device given to
-  ``sebulba_factory``, or (``None``) the JAX default device of each call, which a Stoix actor sets to its own
-  (``with jax.default_device(actor_device)``), so one factory serves actors on several devices. Each call of the factory makes its own env, key and counters: vector envs made in
+- Arrays: with ``device`` given to ``sebulba_factory`` (a JAX device), every array of a TimeStep is placed there and
+  JAX-native envs step there; with ``None`` (the default) the TimeStep holds NumPy arrays on the host, as Stoix's own
+  envpool and gymnasium factories give them, and JAX-native envs step on the JAX default device of each call, which a
+  Stoix actor sets to its own (``with jax.default_device(actor_device)``): one factory serves actors on several
+  devices. Host envs (envpool, ALE, gymnasium) are stepped on the host directly (``envhub.host.loop.HostLoop``, no
+  compiled call per step). Each call of the factory makes its own env, key and counters: vector envs made in
   several threads at once share nothing mutable. ``close()`` closes the env it made.
 
 The contract (refusals, final_obs) is ``envhub.interop.contract``'s; spaces are ``to_stoa``'s (``leaves``' rule).
@@ -33,7 +36,9 @@ import numpy as np
 
 from envhub.core.arguments import positive_int
 from envhub.errors import InvalidArgumentError
-from envhub.interop.compiled import Runner
+from envhub.host.environment import HostEnvironment
+from envhub.host.loop import HostLoop
+from envhub.interop.compiled import Runner, seed_key
 from envhub.interop.contract import Exported, Made, Target, library_missing, owning
 from envhub.interop.flags import checked_device, checked_seed
 
@@ -56,8 +61,8 @@ TARGET = Target(
 def sebulba_factory(env_id: str, *, device: Any = None, **make_kwargs: Any) -> SebulbaFactory:
     """The env factory of Stoix's Sebulba actors: ``factory(num_envs)`` makes ``envhub.make(env_id,
     num_envs=num_envs, **make_kwargs)`` and returns it as the stateful vector env they step (see the module
-    docstring), its arrays on ``device`` (a JAX device or its name, ``"cpu:0"``; ``None``: the JAX default device
-    of each call, as ``jax.default_device`` sets it).
+    docstring), its arrays on ``device`` (a JAX device or its name, ``"cpu:0"``; ``None``: NumPy arrays on the host,
+    JAX-native envs stepping on the JAX default device of each call, as ``jax.default_device`` sets it).
 
     Raises:
         InvalidArgumentError: ``env_id`` is no string; ``device`` is none this install has; ``num_envs`` is given
@@ -138,6 +143,8 @@ class SebulbaVectorEnv(Exported):
     def __init__(self, made: Made, factory: SebulbaFactory, num_envs: int):
         self.made, self.env, self.factory, self.device = made, made.env, factory, factory.device
         self.num_envs = num_envs
+        # a host env is stepped on the host (no compiled call per step); a JAX-native one by one compiled call
+        self._loop = HostLoop(self.env) if isinstance(self.env, HostEnvironment) else None
         self._runner = Runner(self.env, 0)  # the key stream until reset(seed=...)
         self._action_space = to_stoa_space(self.env.single_action_space, "the action space")
         self._observation_space = to_stoa_space(self.env.single_observation_space, "the observation space")
@@ -159,7 +166,7 @@ class SebulbaVectorEnv(Exported):
                 f"envs; pass one seed per env (a list of {self.num_envs} ints)."
             )
         with self._on_device():
-            ts = self._runner.reset(seed)
+            ts = self._runner.reset(seed) if self._loop is None else self._loop.reset(self._next_key(seed))
         zeros = np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32)
         self._running = self._last = zeros
         kind = np.full(self.num_envs, stoa.StepType.FIRST, np.int8)
@@ -172,8 +179,11 @@ class SebulbaVectorEnv(Exported):
             ActionError: ``action`` is one ``env.step`` refuses (checked on the host before anything runs).
             InvalidArgumentError: ``step`` before ``reset``.
         """
-        with self._on_device():
-            ts = self._runner.step(np.asarray(action))
+        if self._loop is not None:
+            ts = self._loop.step(np.asarray(action))
+        else:
+            with self._on_device():
+                ts = self._runner.step(np.asarray(action))
         reached = TARGET.final_obs(self.env.id, ts)
         terminated, truncated = np.asarray(ts.terminated, bool), np.asarray(ts.truncated, bool)
         done = terminated | truncated
@@ -190,7 +200,15 @@ class SebulbaVectorEnv(Exported):
         metrics = {"episode_return": self._last[0], "episode_length": self._last[1], "is_terminal_step": done}
         extras = {**ts.info, "next_obs": reached, "metrics": metrics}
         out = stoa.TimeStep(kind, ts.reward, discount, ts.obs, extras)
-        return jax.device_put(out, self.device)  # None: the default device of this call (its thread's)
+        return out if self.device is None else jax.device_put(out, self.device)
+
+    def _next_key(self, seed: Any) -> jax.Array:
+        """The host loop's reset key: from ``seed`` (``compiled.seed_key``'s rule), else the runner's stream, split as
+        ``Runner.reset`` splits it, so both paths play the same episodes for the same seeds."""
+        runner = self._runner
+        runner.key = runner.key if seed is None else seed_key(seed)
+        runner.key, sub = jax.random.split(runner.key)
+        return jax.random.split(sub)[1]
 
     def _on_device(self) -> Any:
         return contextlib.nullcontext() if self.device is None else jax.default_device(self.device)

@@ -107,25 +107,31 @@ class _TorchRunner(Runner):
         if name not in self._readers:
             self._readers[name] = (packer.treedef, [_torch_reader(leaf) for leaf in packer.leaves])
         treedef, readers = self._readers[name]
-        words = torch.utils.dlpack.from_dlpack(out).view(torch.int32)
+        buffer, alone = out  # the packed words, and the large narrow leaves beside them (``packing``)
+        words = torch.utils.dlpack.from_dlpack(buffer).view(torch.int32)
+        apart = [torch.utils.dlpack.from_dlpack(x) for x in alone]
         if words.device != self.device:
-            words = words.to(self.device)
-        return treedef.unflatten([read(words) for read in readers])
+            words, apart = words.to(self.device), [x.to(self.device) for x in apart]
+        return treedef.unflatten([read(words, apart) for read in readers])
 
 
 def _torch_reader(leaf: Any) -> Any:
-    """``words -> tensor`` of one ``Packer`` leaf: a view where the dtype is 32-bit, a small copy otherwise."""
+    """``(words, apart) -> tensor`` of one ``Packer`` leaf: a view where the dtype is 32-bit, a small copy otherwise,
+    the leaf's own tensor where it travels apart."""
     start, stop, shape = leaf.start, leaf.start + leaf.words, leaf.shape
     if leaf.impl is not None or leaf.dtype not in DTYPES:  # keys and odd dtypes: never read by the export
-        return lambda w: None
+        return lambda w, apart: None
+    if leaf.alone is not None:  # a large narrow leaf, beside the words: its own tensor
+        index = leaf.alone
+        return lambda w, apart: apart[index]
     dtype = DTYPES[leaf.dtype]
     if leaf.dtype.itemsize == 4:
-        return lambda w: w[start:stop].view(dtype).view(shape)
+        return lambda w, apart: w[start:stop].view(dtype).view(shape)
     if leaf.dtype == np.bool_:
-        return lambda w: (w[start:stop] != 0).view(shape)
+        return lambda w, apart: (w[start:stop] != 0).view(shape)
     if leaf.dtype.itemsize == 8:
-        return lambda w: w[start:stop].clone().view(dtype).view(shape)
-    return lambda w: w[start:stop].to(_SIGNED[leaf.dtype.itemsize]).view(dtype).view(shape)
+        return lambda w, apart: w[start:stop].clone().view(dtype).view(shape)
+    return lambda w, apart: w[start:stop].to(_SIGNED[leaf.dtype.itemsize]).view(dtype).view(shape)
 
 
 class EnvhubTorchRLEnv(Exported, EnvBase):  # type: ignore[misc,unused-ignore]

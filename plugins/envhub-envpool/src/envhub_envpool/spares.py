@@ -63,21 +63,38 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
     rank = xp.clip(xp.cumsum(done) - 1, 0, 2 * n - 1)
     new = xp.where(done, spares[rank], pool_ids).astype(np.int32)
     fresh = scatter(xp, fresh, xp.where(done, new, 2 * n), False, drop=True)
-    first_obs, first_info = take(first["obs"], new), take(first["info"], new)
     return Advanced(
         token,
         new,
         fresh,
         first,
         HostStep(
-            obs=where(xp, done, first_obs, obs),
+            obs=started(xp, done, new, first["obs"], obs),
             reward=reward,
             terminated=terminated,
             truncated=truncated_unless_terminated(terminated, truncated),
             final_obs=obs,
-            info=where(xp, done, first_info, info),
+            info=started(xp, done, new, first["info"], info),
         ),
     )
+
+
+def started(xp: Any, done: Any, new: Any, first: Any, rows: Any) -> Any:
+    """``rows`` with the rows where ``done`` replaced by ``first[new]`` (the first rows of the spares taking over).
+
+    On the host only those rows are copied (most steps none: ``rows`` is returned as is); traced, a select."""
+    if xp is not np:
+        return where(xp, done, take(first, new), rows)
+    if not done.any():
+        return rows
+    ended = np.flatnonzero(done)
+
+    def replaced(x: np.ndarray, f: np.ndarray) -> np.ndarray:
+        out = np.array(x, copy=True)
+        out[ended] = f[new[ended]]
+        return out
+
+    return jax.tree.map(replaced, rows, first)
 
 
 def numpy_cond(predicate: Any, fn: Callable[[Any], Any], carry: Any) -> Any:

@@ -1,0 +1,70 @@
+"""``HostLoop``: a host environment stepped from Python on NumPy arrays, with no JAX call per step.
+
+The exports that drive an env from Python (the Sebulba factory) go through a compiled call per step
+(``envhub.interop.compiled.Runner``); for a ``HostEnvironment`` that call only reaches the host again,
+through a callback. ``HostLoop`` skips the round trip: it runs the bridge's host side directly
+(``HostBridge.run``, the same code the callback runs, with the same checks, errors and same-step
+auto-reset) and returns the ``TimeStep`` as NumPy arrays of the env's declared shapes and dtypes.
+It owns one live host env of ``env`` (made by the first ``reset``) and keeps its state itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub.core.action_check import host_action_checker
+from envhub.core.types import TimeStep
+from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.host import callback as host_callback
+from envhub.host.bridge import result_struct
+from envhub.host.environment import HostEnvironment, key_to_seeds
+
+
+class HostLoop:
+    """``reset(key)`` and ``step(action)`` of one live host env of ``env``, on NumPy arrays (see the module)."""
+
+    def __init__(self, env: HostEnvironment):
+        self.env = env
+        self._bridge = env._bridge
+        self._state: tuple[np.ndarray, np.ndarray] | None = None  # (handle, version) of the live host env
+        self._check_action = host_action_checker(env.id, env.action_space)
+        struct = result_struct(env, ())
+        self._leaves = jax.tree.leaves(struct)
+        self._treedef = jax.tree.structure(struct)
+
+    def reset(self, key: jax.Array) -> TimeStep[Any]:
+        """Start every sub-env anew with seeds drawn from ``key`` (as ``env.init(key)``); the first TimeStep."""
+        seeds = np.asarray(key_to_seeds(key, self.env._num_seeds()))
+        if self._state is None:
+            return self._run("init", None, None, seeds)
+        return self._run("reset", *self._state, seeds)
+
+    def step(self, action: Any) -> TimeStep[Any]:
+        """Step every sub-env (auto-resetting finished ones in the same step).
+
+        Raises:
+            ActionError: ``action`` is one ``env.step`` refuses (by its rule, before anything runs).
+            InvalidArgumentError: ``step`` before ``reset``.
+        """
+        if self._state is None:
+            raise InvalidArgumentError(
+                f"step() of the host loop of {self.env.id!r} before reset(): call reset() first."
+            )
+        action = self._check_action(action, bool(self.env.validate_actions))
+        return self._run("step", *self._state, action)
+
+    def _run(self, op: str, handle: Any, version: Any, payload: Any) -> TimeStep[Any]:
+        if self.env.closed:
+            raise ClosedEnvironmentError(self.env.id, op)
+        values = self._bridge.run(op, handle, version, payload)
+        # copied: a backend may hand out buffers it writes again on its next step
+        leaves = [np.array(host_callback.exact(v, s), copy=True) for v, s in zip(values, self._leaves)]
+        state, ts = jax.tree.unflatten(self._treedef, leaves)
+        self._state = (np.asarray(state.handle), np.asarray(state.version))
+        return ts
+
+
+__all__ = ["HostLoop"]
