@@ -9,8 +9,6 @@ each of 32 envs (seeds 0 to 3 all reach 500 there; at 500k steps one of them sta
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 pytest.importorskip("stoa", reason="to_stoa needs stoa-env: pip install 'envhub[stoa]'")
@@ -19,6 +17,7 @@ pytestmark = pytest.mark.requires_plugin("gymnax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from ppo_parts import GAMMA, advantages, forward, learn, networks, optimizer, sample, value  # noqa: E402
 from stoa import AddRNGKey, AutoResetWrapper, RecordEpisodeMetrics  # noqa: E402
 from stoa.core_wrappers.vmap import VmapWrapper  # noqa: E402
 
@@ -27,21 +26,6 @@ from envhub.interop import to_stoa  # noqa: E402
 
 ENVS, STEPS, UPDATES, EPOCHS, MINIBATCHES = 4, 128, 1960, 4, 4
 EVAL_ENVS, LIMIT = 32, 500  # CartPole's time limit: every evaluation episode ends within it
-GAMMA, LAMBDA, CLIP, ENT, VF, LR = 0.99, 0.95, 0.2, 0.01, 0.5, 2.5e-4
-
-
-def mlp(key, sizes, last_scale):
-    keys = jax.random.split(key, len(sizes) - 1)
-    scales = [math.sqrt(2)] * (len(sizes) - 2) + [last_scale]
-    init = jax.nn.initializers.orthogonal
-    return [(init(s)(k, (a, b)), jnp.zeros(b)) for k, a, b, s in zip(keys, sizes[:-1], sizes[1:], scales)]
-
-
-def forward(layers, x):
-    for w, b in layers[:-1]:
-        x = jnp.tanh(x @ w + b)
-    w, b = layers[-1]
-    return x @ w + b
 
 
 def make_train():
@@ -66,29 +50,12 @@ def make_train():
 
     def train(key):
         actor_key, critic_key, env_key, eval_key, key = jax.random.split(key, 5)
-        params = {
-            "pi": mlp(actor_key, [obs_size, 64, 64, actions], 0.01),
-            "v": mlp(critic_key, [obs_size, 64, 64, 1], 1.0),
-        }
-        steps_per_update = EPOCHS * MINIBATCHES
-        schedule = optax.linear_schedule(LR, 0.0, UPDATES * steps_per_update)
-        tx = optax.chain(optax.clip_by_global_norm(0.5), optax.adam(schedule, eps=1e-5))
-        value = lambda p, obs: forward(p["v"], obs)[..., 0]  # noqa: E731
-
-        def loss(p, batch):
-            obs, action, old_logp, adv, target = batch
-            logits = forward(p["pi"], obs)
-            logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
-            ratio, adv = jnp.exp(logp - old_logp), (adv - adv.mean()) / (adv.std() + 1e-8)
-            pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - CLIP, 1 + CLIP) * adv).mean()
-            entropy = -(jax.nn.softmax(logits) * jax.nn.log_softmax(logits)).sum(-1).mean()
-            return pg + VF * ((value(p, obs) - target) ** 2).mean() - ENT * entropy
+        params = networks(actor_key, critic_key, obs_size, actions)
+        tx = optimizer(UPDATES, EPOCHS, MINIBATCHES)
 
         def env_step(carry, key):
             params, state, ts = carry
-            logits = forward(params["pi"], ts.observation)
-            action = jax.random.categorical(key, logits)
-            logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
+            action, logp = sample(params, ts.observation, key)
             state, next_ts = env.step(state, action)
             # Stoix's bootstrap: V of the observation reached (extras["next_obs"]), unless the episode terminated
             boot = GAMMA * next_ts.discount * value(params, next_ts.extras["next_obs"])
@@ -103,27 +70,8 @@ def make_train():
                 env_step, (params, state, ts), jax.random.split(rollout_key, STEPS)
             )
             obs, action, logp, v, reward, boot, last = traj
-
-            def gae(adv, t):  # the trace is cut at every LAST step: a new episode follows
-                delta = t[0] + t[1] - t[2]
-                adv = delta + GAMMA * LAMBDA * (1 - t[3]) * adv
-                return adv, adv
-
-            adv = jax.lax.scan(gae, jnp.zeros(ENVS), (reward, boot, v, last), reverse=True)[1]
-            data = jax.tree.map(lambda x: x.reshape(STEPS * ENVS, *x.shape[2:]), (obs, action, logp, adv, adv + v))
-
-            def epoch(carry, key):
-                order = jax.random.permutation(key, STEPS * ENVS).reshape(MINIBATCHES, -1)
-
-                def minibatch(carry, idx):
-                    params, opt = carry
-                    grads = jax.grad(loss)(params, jax.tree.map(lambda x: x[idx], data))
-                    updates, opt = tx.update(grads, opt)
-                    return (optax.apply_updates(params, updates), opt), None
-
-                return jax.lax.scan(minibatch, carry, order)[0], None
-
-            params, opt = jax.lax.scan(epoch, (params, opt), jax.random.split(key, EPOCHS))[0]
+            adv = advantages(reward, boot, v, last)  # the trace is cut at every LAST step: a new episode follows
+            params, opt = learn(tx, params, opt, (obs, action, logp, v, adv), key, EPOCHS, MINIBATCHES)
             return (params, opt, state, ts), (jnp.where(ends, returns, 0.0).sum(), ends.sum())
 
         state, ts = env.reset(env_key)
