@@ -184,7 +184,9 @@ def main() -> None:
             f"  {name:<18} {n:>8} {length:>6} {str(r['spares']):>6} {r['ends']:9.1f} {r['real']:6.2f} {r['cached']:7.2f} "
             f"{r['real_vs_real']:9.2f} {r['compile_real']:13.2f} {r['compile_cached']:15.2f}"
         )
-    print("real, cached: envhub / brax's own loop (its cached first state); real/real: envhub real / raw brax resetting")
+    print(
+        "real, cached: envhub / brax's own loop (its cached first state); real/real: envhub real / raw brax resetting"
+    )
     print("targets: real >= 1.00 (issue 58), cached >= 1.00, compile <= 1.10")
     write_json([row for r in ratios.values() for row in r["rows"]], args.json)
 
