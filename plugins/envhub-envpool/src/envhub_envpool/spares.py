@@ -50,6 +50,10 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
     obs, info = take(obs, order), take(info, order)
     reward, terminated, truncated = reward[order], terminated[order], truncated[order]
     done = terminated | truncated
+    if xp is np and not done.any():  # the common step on the host: nobody finished, no bookkeeping changes
+        truncated = truncated_unless_terminated(terminated, truncated)
+        rows = HostStep(obs=obs, reward=reward, terminated=terminated, truncated=truncated, final_obs=obs, info=info)
+        return Advanced(token, pool_ids, fresh, first, rows)
 
     def reset_pending(carry: Any) -> Any:
         token, fresh, first = carry
