@@ -42,7 +42,7 @@ from envhub.registry.hookspecs import EnvFactory, RegisterEnv, WrapObject, hooki
 from envhub.registry.plugin_api import PLUGIN_API
 from envhub.registry.specs import check_options_for
 from envhub.testing import ConformanceTests
-from envhub.tools.quiet import printed_lines_dropped
+from envhub.tools.quiet import mujoco_warnings_dropped, printed_lines_dropped
 from envhub.tools.render import use_egl_when_headless
 
 __all__ = [
@@ -98,6 +98,7 @@ __all__ = [
     "truncated_unless_terminated",
     "spaces",
     "use_egl_when_headless",
+    "mujoco_warnings_dropped",
     "printed_lines_dropped",
     "draw_each",
     # errors

@@ -3,6 +3,8 @@
 A plugin wraps the call in ``printed_lines_dropped(*patterns)``: what Python code prints goes, line by line,
 to stderr (stdout is the user's program's), less the lines that fully match one of ``patterns`` (the library's
 notices that tell the user nothing, e.g. mujoco.mjx's ``Failed to import warp`` without warp-lang).
+``mujoco_warnings_dropped(*patterns)`` does the same for MuJoCo's compiler warnings (C, not Python's warnings),
+which MuJoCo's own handler prints and appends to ``MUJOCO_LOG.TXT`` in the user's working folder.
 """
 
 from __future__ import annotations
@@ -51,4 +53,28 @@ def printed_lines_dropped(*patterns: str) -> Iterator[None]:
         lines.flush()
 
 
-__all__ = ["printed_lines_dropped"]
+@contextlib.contextmanager
+def mujoco_warnings_dropped(*patterns: str) -> Iterator[None]:
+    """While it runs, MuJoCo's warnings matching a regex of ``patterns`` (searched) are dropped; its other warnings go
+    to the handler set before, or to stderr as MuJoCo prints them (without MuJoCo's log file). Imports ``mujoco``:
+    for plugins whose library compiles MuJoCo models."""
+    import mujoco
+
+    before = mujoco.get_mju_user_warning()
+
+    def handler(message: str) -> None:
+        if any(re.search(pattern, message) for pattern in patterns):
+            return
+        if before is not None:
+            before(message)
+        else:
+            print(f"WARNING: {message}", file=sys.stderr)
+
+    mujoco.set_mju_user_warning(handler)
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(before)
+
+
+__all__ = ["mujoco_warnings_dropped", "printed_lines_dropped"]

@@ -223,3 +223,15 @@ def test_params_are_written_into_the_mjx_model_and_bad_ones_refused():
         env.init(jax.random.key(0), params={**d, "geom_friction": d["geom_friction"].at[0].set(-0.5)})
     with pytest.raises(InvalidArgumentError, match=r"params\['body_mass'\] .* shape \(3,\)"):
         env.reset(jax.random.key(0), None, params={**d, "body_mass": jnp.ones(3)})
+
+
+def test_cheetah_makes_without_mujocos_settotalmass_notice_or_its_log_file(tmp_path, monkeypatch, capfd):
+    """dm_control_suite's cheetah.xml sets ``settotalmass``, which MuJoCo 3.3+ deprecates: MuJoCo printed that on
+    every make and appended it to MUJOCO_LOG.TXT in the working folder (``envhub_playground.importing.MUJOCO_NOTICES``,
+    through ``envhub.plugin.mujoco_warnings_dropped``); the handler set before is back afterwards."""
+    import mujoco
+
+    monkeypatch.chdir(tmp_path)
+    envhub.make("playground/CheetahRun")
+    assert "settotalmass" not in capfd.readouterr().err and list(tmp_path.iterdir()) == []
+    assert mujoco.get_mju_user_warning() is None

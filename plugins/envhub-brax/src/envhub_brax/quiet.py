@@ -8,12 +8,10 @@ printed); every other warning, and anything else brax prints (on stderr while it
 from __future__ import annotations
 
 import contextlib
-import re
-import sys
 import warnings
 from collections.abc import Iterator
 
-from envhub.plugin import printed_lines_dropped
+from envhub.plugin import mujoco_warnings_dropped, printed_lines_dropped
 
 # (category, message regex): what each silences, and why.
 NOTICES = (
@@ -46,27 +44,10 @@ MUJOCO_NOTICES = (
 )
 
 
-@contextlib.contextmanager
-def mujoco_notices_dropped() -> Iterator[None]:
+def mujoco_notices_dropped() -> contextlib.AbstractContextManager[None]:
     """While it runs, MuJoCo's ``MUJOCO_NOTICES`` are dropped; its other warnings are passed to the handler set
     before, or printed to stderr as MuJoCo prints them (without MuJoCo's log file)."""
-    import mujoco
-
-    before = mujoco.get_mju_user_warning()
-
-    def handler(message: str) -> None:
-        if any(re.search(notice, message) for notice in MUJOCO_NOTICES):
-            return
-        if before is not None:
-            before(message)
-        else:
-            print(f"WARNING: {message}", file=sys.stderr)
-
-    mujoco.set_mju_user_warning(handler)
-    try:
-        yield
-    finally:
-        mujoco.set_mju_user_warning(before)
+    return mujoco_warnings_dropped(*MUJOCO_NOTICES)
 
 
 # Lines printed (``print``, not warnings) while brax imports, with why each is dropped:

@@ -17,7 +17,7 @@ import numpy as np
 
 import envhub
 from envhub.plugin import InvalidArgumentError, JaxStep, WithMjxParams, positive_int, spaces, take_time_limit
-from envhub_playground.importing import import_registry
+from envhub_playground.importing import import_registry, loaded
 from envhub_playground.params import model_params
 
 IMPLS = ("jax", "warp", "c", "cpp")
@@ -69,7 +69,7 @@ class PlaygroundEnvironment(WithMjxParams, envhub.JaxEnvironment[Any, Any, jax.A
                 "apply: leave it at 1 and wrap the environment in envhub.wrappers.ActionRepeat."
             )
         self.name, self.impl = name, impl
-        self.playground_env = registry.load(name, config=config, config_overrides=overrides)
+        self.playground_env = loaded(registry, name, config=config, config_overrides=overrides)
         self.mjx_params = model_params(self.playground_env)  # the params (WithMjxParams)
         super().__init__(  # the observation space is read lazily: tracing a reset takes seconds
             action_space=spaces.Box(-1.0, 1.0, (self.playground_env.action_size,), np.float32),

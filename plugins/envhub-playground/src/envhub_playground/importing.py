@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from envhub.plugin import printed_lines_dropped
+from envhub.plugin import mujoco_warnings_dropped, printed_lines_dropped
 
 # Lines printed (``print``, not warnings) while mujoco_playground imports, with why each is dropped:
 PRINTED_NOTICES = (
@@ -14,6 +14,19 @@ PRINTED_NOTICES = (
     # it. A warp that is installed but fails to import still prints its reason.
     r"Failed to import (warp|mujoco_warp): No module named 'warp'",
 )
+
+# MuJoCo's compiler warnings while a playground env loads its model, with why each is dropped:
+MUJOCO_NOTICES = (
+    # dm_control_suite's cheetah.xml (CheetahRun) sets `settotalmass`, which MuJoCo 3.3+ deprecates: the model's to
+    # change. MuJoCo's own handler prints it and appends it to MUJOCO_LOG.TXT in the user's working folder.
+    r"compiler attribute 'settotalmass' is deprecated",
+)
+
+
+def loaded(registry: Any, name: str, **kwargs: Any) -> Any:
+    """``registry.load(name, **kwargs)`` without MuJoCo's ``MUJOCO_NOTICES`` (its other warnings still shown)."""
+    with mujoco_warnings_dropped(*MUJOCO_NOTICES):
+        return registry.load(name, **kwargs)
 
 
 def import_registry() -> Any:
