@@ -511,3 +511,18 @@ def test_import_envhub_does_not_import_gymnasium():
     code = "import envhub, envhub.host.environment, sys; envhub.list_backends(); print('gymnasium' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_halfcheetah_builds_without_mujocos_settotalmass_notice_or_its_log_file(tmp_path, monkeypatch, capfd):
+    """gymnasium's half_cheetah.xml sets ``settotalmass``, which MuJoCo 3.3+ deprecates: MuJoCo printed that once per
+    sub-env and appended it to MUJOCO_LOG.TXT in the working folder (``envhub_gymnasium.quiet.MUJOCO_NOTICES``);
+    the handler set before is back afterwards. A non-MuJoCo env does not import mujoco for it."""
+    pytest.importorskip("mujoco", reason="gymnasium's MuJoCo envs need mujoco: pip install 'gymnasium[mujoco]'")
+    import mujoco
+
+    monkeypatch.chdir(tmp_path)
+    env = envhub.make("gymnasium/HalfCheetah-v5", num_envs=2)
+    env.init(jax.random.key(0))
+    env.close()
+    assert "settotalmass" not in capfd.readouterr().err and list(tmp_path.iterdir()) == []
+    assert mujoco.get_mju_user_warning() is None

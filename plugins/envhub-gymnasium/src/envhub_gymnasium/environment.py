@@ -23,7 +23,7 @@ from envhub.plugin import (
     to_gymnasium_action,
 )
 from envhub_gymnasium import render, same_step
-from envhub_gymnasium.quiet import load_env_creator
+from envhub_gymnasium.quiet import built_quietly, load_env_creator
 
 # Vector-info keys TimeStep already carries, or that have no fixed shape.
 _DROPPED_INFO = ("final_obs", "final_info")
@@ -102,9 +102,14 @@ class GymnasiumEnvironment(HostEnvironment):
         else:  # copy=False: the bridge copies every output before the next step anyway
             vector_kwargs.update(autoreset_mode=AutoresetMode.SAME_STEP, copy=False)
         try:
-            host = gymnasium.make_vec(
-                self.name, num_envs=n, vectorization_mode=self.vectorization_mode, vector_kwargs=vector_kwargs, **kwargs
-            )
+            with built_quietly(self.name):
+                host = gymnasium.make_vec(
+                    self.name,
+                    num_envs=n,
+                    vectorization_mode=self.vectorization_mode,
+                    vector_kwargs=vector_kwargs,
+                    **kwargs,
+                )
         except (gymnasium.error.DependencyNotInstalled, ImportError) as exc:
             raise EnvUnavailableError(self.id, f"{type(exc).__name__}: {exc}{_extra_hint(self.name)}") from exc
         mode = host.metadata.get("autoreset_mode")
@@ -177,7 +182,8 @@ class GymnasiumEnvironment(HostEnvironment):
             raise InvalidArgumentError(
                 f"gymnasium_env() of {self.id} with num_envs={self.num_envs}: make it unbatched."
             )
-        return gymnasium.make(self.name, **self.kwargs)
+        with built_quietly(self.name):
+            return gymnasium.make(self.name, **self.kwargs)
 
     # --- observation structure -----------------------------------------------------------------
 
