@@ -120,7 +120,7 @@ def test_a_closed_pipe_is_quiet(cli):
 
 
 def test_an_internal_error_is_one_line_and_exit_3(cli):
-    assert EXIT_INTERNAL_ERROR == EXIT_ENVHUB_ERROR == 3  # DESIGN.md's codes: 0, 1 a failed check, 2 usage, 3 an error
+    assert EXIT_INTERNAL_ERROR == EXIT_ENVHUB_ERROR == 3  # the exit codes: 0 ok, 1 a failed check, 2 usage, 3 an envhub error
     line = one_line(cli("info", "cli/Crashes-v0"), EXIT_INTERNAL_ERROR)
     assert line.startswith("envhub: internal error: RuntimeError: a bug in the plugin's init (run with --traceback")
     shown = cli("info", "cli/Crashes-v0", "--traceback")

@@ -170,10 +170,12 @@ def test_bad_arguments_are_refused_naming_the_fix():
             factory(bad)
 
 
-@pytest.mark.requires_plugin("gymnax")
-def test_seeds_of_another_length_options_and_a_step_before_reset_are_refused():
-    envs = interop.sebulba_factory("gymnax/CartPole-v1")(N)
-    with pytest.raises(InvalidArgumentError, match=r"before reset\(\): call reset\(\) first"):
+@pytest.mark.parametrize("env_id", IDS)
+def test_seeds_of_another_length_options_and_a_step_before_reset_are_refused(env_id):
+    envs = interop.sebulba_factory(env_id)(N)  # gymnasium: a host env, stepped by the host loop
+    with pytest.raises(
+        InvalidArgumentError, match=rf"^step\(\) of the export of '{env_id}' before reset\(\): call reset"
+    ):
         envs.step(actions(0))
     with pytest.raises(InvalidArgumentError, match=r"reset\(seed=\[1, 2, 3\]\) .*: 3 seeds for 2 envs; pass one seed"):
         envs.reset(seed=[1, 2, 3])

@@ -1,4 +1,4 @@
-"""Bad input to params as data (docs/params.md, DESIGN.md 4): every case a table row of input -> error class and
+"""Bad input to params as data (docs/params.md; docs/errors.md: checked where the value enters): every case a table row of input -> error class and
 message, refused before any work (structure, shape and dtype while tracing too), the state passed in still usable.
 
 The rules live in ``envhub.core.params`` (params and ``where``) and ``envhub.native.state`` (the state passed in)."""

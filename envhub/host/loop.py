@@ -50,9 +50,7 @@ class HostLoop:
             InvalidArgumentError: ``step`` before ``reset``.
         """
         if self._state is None:
-            raise InvalidArgumentError(
-                f"step() of the host loop of {self.env.id!r} before reset(): call reset() first."
-            )
+            raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
         action = self._check_action(action, bool(self.env.validate_actions))
         return self._run("step", *self._state, action)
 
