@@ -16,6 +16,7 @@ import numpy as np
 from envhub.core.action_check import host_action_checker
 from envhub.core.env import Environment, values_checked_by_caller
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.host.loop import HostLoop
 from envhub.interop.flags import checked_seed
 from envhub.interop.packing import Packer
 
@@ -126,4 +127,23 @@ class Runner:
             )
 
 
-__all__ = ["Runner", "seed_key"]
+class HostRunner:
+    """``Runner``'s ``reset`` and ``step`` for a host env, run on the host (``envhub.host.loop.HostLoop``: no compiled
+    call per step) from the same key stream, so both play the same episodes for the same seeds."""
+
+    def __init__(self, env: Any, seed: int):
+        self.env, self.key, self._loop = env, seed_key(seed), HostLoop(env)
+
+    def reset(self, seed: Any = None) -> Any:
+        """Start every env from scratch (the live host env restarts); the first TimeStep, NumPy arrays."""
+        if seed is not None:
+            self.key = seed_key(seed)
+        self.key, sub = jax.random.split(self.key)
+        return self._loop.reset(jax.random.split(sub)[1])  # the key Runner's compiled init hands env.init
+
+    def step(self, action: Any) -> Any:
+        """One step of every env (same-step auto-reset); the TimeStep, NumPy arrays (``HostLoop.step``'s errors)."""
+        return self._loop.step(action)
+
+
+__all__ = ["HostRunner", "Runner", "seed_key"]

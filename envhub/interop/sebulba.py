@@ -4,8 +4,9 @@ A Sebulba actor calls ``envs = factory(num_envs)`` once, then ``envs.reset(seed=
 and ``envs.step(action)``, each returning a Stoa ``TimeStep(step_type, reward, discount, observation, extras)`` of
 ``num_envs`` rows, and ``envs.close()``; the learner asks ``factory(num_envs=1)`` for ``action_space()`` and
 ``observation_space()``. The vector env is host-side and stateful: it makes ``envhub.make(env_id, num_envs=...,
-**make_kwargs)`` and keeps the key and the state inside (``compiled.Runner``: one compiled call per step), for host
-backends (envpool, ALE, gymnasium) and JAX-native ones alike.
+**make_kwargs)`` and keeps the key and the state inside, for host backends (envpool, ALE, gymnasium) and JAX-native
+ones alike: a ``HostEnvironment`` (envpool, gymnasium) is stepped on the host (``compiled.HostRunner``, no compiled
+call per step), any other env (JAX-native, ALE) by one compiled call per step (``compiled.Runner``).
 
 - ``step_type`` is TERMINATED where ``ts.terminated`` (discount 0), TRUNCATED where ``ts.truncated`` (discount 1:
   bootstrap), else MID; ``reset`` gives FIRST. envhub auto-resets in the same step, as Stoix's own adapters do:
@@ -18,9 +19,8 @@ backends (envpool, ALE, gymnasium) and JAX-native ones alike.
   JAX-native envs step there; with ``None`` (the default) the TimeStep holds NumPy arrays on the host, as Stoix's own
   envpool and gymnasium factories give them, and JAX-native envs step on the JAX default device of each call, which a
   Stoix actor sets to its own (``with jax.default_device(actor_device)``): one factory serves actors on several
-  devices. Host envs (envpool, ALE, gymnasium) are stepped on the host directly (``envhub.host.loop.HostLoop``, no
-  compiled call per step). Each call of the factory makes its own env, key and counters: vector envs made in
-  several threads at once share nothing mutable. ``close()`` closes the env it made.
+  devices. Each call of the factory makes its own env, key and counters: vector envs made in several threads at once
+  share nothing mutable. ``close()`` closes the env it made.
 
 The contract (refusals, final_obs) is ``envhub.interop.contract``'s; spaces are ``to_stoa``'s (``leaves``' rule).
 """
@@ -37,8 +37,7 @@ import numpy as np
 from envhub.core.arguments import positive_int
 from envhub.errors import InvalidArgumentError
 from envhub.host.environment import HostEnvironment
-from envhub.host.loop import HostLoop
-from envhub.interop.compiled import Runner, seed_key
+from envhub.interop.compiled import HostRunner, Runner
 from envhub.interop.contract import Exported, Made, Target, library_missing, owning
 from envhub.interop.flags import checked_device, checked_seed
 
@@ -144,8 +143,8 @@ class SebulbaVectorEnv(Exported):
         self.made, self.env, self.factory, self.device = made, made.env, factory, factory.device
         self.num_envs = num_envs
         # a host env is stepped on the host (no compiled call per step); a JAX-native one by one compiled call
-        self._loop = HostLoop(self.env) if isinstance(self.env, HostEnvironment) else None
-        self._runner = Runner(self.env, 0)  # the key stream until reset(seed=...)
+        host = isinstance(self.env, HostEnvironment)
+        self._runner = HostRunner(self.env, 0) if host else Runner(self.env, 0)  # key stream until reset(seed=...)
         self._action_space = to_stoa_space(self.env.single_action_space, "the action space")
         self._observation_space = to_stoa_space(self.env.single_observation_space, "the observation space")
         self._running = (np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32))
@@ -166,7 +165,7 @@ class SebulbaVectorEnv(Exported):
                 f"envs; pass one seed per env (a list of {self.num_envs} ints)."
             )
         with self._on_device():
-            ts = self._runner.reset(seed) if self._loop is None else self._loop.reset(self._next_key(seed))
+            ts = self._runner.reset(seed)
         zeros = np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32)
         self._running = self._last = zeros
         kind = np.full(self.num_envs, stoa.StepType.FIRST, np.int8)
@@ -179,11 +178,8 @@ class SebulbaVectorEnv(Exported):
             ActionError: ``action`` is one ``env.step`` refuses (checked on the host before anything runs).
             InvalidArgumentError: ``step`` before ``reset``.
         """
-        if self._loop is not None:
-            ts = self._loop.step(np.asarray(action))
-        else:
-            with self._on_device():
-                ts = self._runner.step(np.asarray(action))
+        with self._on_device():
+            ts = self._runner.step(np.asarray(action))
         reached = TARGET.final_obs(self.env.id, ts)
         terminated, truncated = np.asarray(ts.terminated, bool), np.asarray(ts.truncated, bool)
         done = terminated | truncated
@@ -201,14 +197,6 @@ class SebulbaVectorEnv(Exported):
         extras = {**ts.info, "next_obs": reached, "metrics": metrics}
         out = stoa.TimeStep(kind, ts.reward, discount, ts.obs, extras)
         return out if self.device is None else jax.device_put(out, self.device)
-
-    def _next_key(self, seed: Any) -> jax.Array:
-        """The host loop's reset key: from ``seed`` (``compiled.seed_key``'s rule), else the runner's stream, split as
-        ``Runner.reset`` splits it, so both paths play the same episodes for the same seeds."""
-        runner = self._runner
-        runner.key = runner.key if seed is None else seed_key(seed)
-        runner.key, sub = jax.random.split(runner.key)
-        return jax.random.split(sub)[1]
 
     def _on_device(self) -> Any:
         return contextlib.nullcontext() if self.device is None else jax.default_device(self.device)
