@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _timing import interleaved_medians, write_json
+from _timing import comparison_row, interleaved_medians, write_json
 
 from envhub.interop import sebulba_factory
 
@@ -80,14 +80,10 @@ def main() -> None:
         names = (f"{backend} loop", f"factory {backend}")
         medians = interleaved_medians(dict(zip(names, (raw, ours))), args.repeats)
         raw_close(), ours_close()
-        rate = {name: args.num_envs * args.steps / s for name, s in medians.items()}
-        ratio = rate[names[1]] / rate[names[0]]
-        print(f"{backend}: own loop {rate[names[0]]:.0f} steps/s, factory {rate[names[1]]:.0f} steps/s: {ratio:.3f}x")
-        rows.append({
-            "backend": backend, "env": "Pong-v5", "num_envs": args.num_envs, "steps": args.steps,
-            "repeats": args.repeats, "raw": names[0], "envhub": names[1], "raw_steps_per_s": round(rate[names[0]], 1),
-            "envhub_steps_per_s": round(rate[names[1]], 1), "ratio": round(ratio, 3),
-        })  # fmt: skip
+        row = comparison_row(backend, "Pong-v5", args.num_envs, args.steps, medians, {}, names[1], names[0])
+        print(f"{backend}: own loop {row['raw_steps_per_s']:.0f} steps/s, factory {row['envhub_steps_per_s']:.0f} "
+              f"steps/s: {row['ratio']:.3f}x")  # fmt: skip
+        rows.append(row)
     write_json(rows, args.json)
 
 
