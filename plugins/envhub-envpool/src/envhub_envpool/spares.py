@@ -86,11 +86,10 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
 def started(xp: Any, done: Any, new: Any, first: Any, rows: Any) -> Any:
     """``rows`` with the rows where ``done`` replaced by ``first[new]`` (the first rows of the spares taking over).
 
-    On the host only those rows are copied (most steps none: ``rows`` is returned as is); traced, a select."""
+    On the host only those rows are written, into a copy (``rows`` is also the step's ``final_obs``; ``advance``
+    skips this on steps where nobody finished); traced, a select."""
     if xp is not np:
         return where(xp, done, take(first, new), rows)
-    if not done.any():
-        return rows
     ended = np.flatnonzero(done)
 
     def replaced(x: np.ndarray, f: np.ndarray) -> np.ndarray:
