@@ -106,8 +106,8 @@ class Packer:
         keys as their key data), NumPy scalars for 0-d leaves."""
         buffer = np.array(packed[0], copy=True)
         views = {dtype: buffer.view(dtype) for dtype in self._word_dtypes}
-        views[None] = [np.array(x, copy=True) for x in packed[1]]  # type: ignore[index]
-        return self.treedef.unflatten([read(buffer, views) for read in self._readers])
+        alone = [np.array(x, copy=True) for x in packed[1]]
+        return self.treedef.unflatten([read(buffer, views, alone) for read in self._readers])
 
     @functools.cached_property
     def _word_dtypes(self) -> set[np.dtype]:
@@ -115,7 +115,7 @@ class Packer:
 
     @functools.cached_property
     def _readers(self) -> list[Any]:
-        """Per leaf, ``(buffer, views) -> leaf``: ``unpack``'s branches decided once (the exports call this per step)."""
+        """Per leaf, ``(buffer, views, alone) -> leaf``: ``unpack``'s branches decided once (the exports call this per step)."""
         return [_reader(leaf) for leaf in self.leaves]
 
 
@@ -124,19 +124,20 @@ def _reader(leaf: _Leaf) -> Any:
     flat = len(shape) == 1
     if leaf.alone is not None:
         index = leaf.alone
-        return lambda b, views: views[None][index]
+        return lambda b, views, alone: alone[index]
     if dtype.itemsize == 4:  # one word per value: a slice of the buffer seen as this dtype
         if not shape:
-            return lambda b, views: views[dtype][start]
-        return lambda b, views: views[dtype][start:stop] if flat else views[dtype][start:stop].reshape(shape)
+            return lambda b, views, alone: views[dtype][start]
+        return lambda b, views, alone: views[dtype][start:stop] if flat else views[dtype][start:stop].reshape(shape)
     if dtype == np.bool_:
         if not shape:
-            return lambda b, views: b[start] != 0
-        return lambda b, views: (b[start:stop] != 0).reshape(shape)
+            return lambda b, views, alone: b[start] != 0
+        return lambda b, views, alone: (b[start:stop] != 0).reshape(shape)
     if dtype.itemsize == 8:  # two words per value, maybe not 8-byte aligned in the buffer: copied out
-        return lambda b, views: np.ndarray(shape, dtype, b[start:stop].copy())[()]
+        return lambda b, views, alone: np.ndarray(shape, dtype, b[start:stop].copy())[()]
     wide = _unsigned(dtype)
-    return lambda b, views: b[start:stop].astype(wide).view(dtype).reshape(shape)[()]  # [()]: a 0-d one as a scalar
+    # [()]: a 0-d one as a scalar
+    return lambda b, views, alone: b[start:stop].astype(wide).view(dtype).reshape(shape)[()]
 
 
 __all__ = ["Packer"]
