@@ -2,22 +2,20 @@
 
 The stack is Stoix's: ``env -> AddRNGKey -> RecordEpisodeMetrics -> AutoResetWrapper(next_obs_in_extras=True) ->
 VmapWrapper(num_envs)``, reset once and stepped in a jitted ``lax.scan`` with random actions (uniform discrete on
-CartPole, uniform in [-1, 1] on brax). Three loops per env, medians of interleaved repeats, one process:
+CartPole, uniform in [-1, 1] on brax). Two loops per env, medians of interleaved repeats, one process:
 
 - the raw baseline, Stoa's adapter of the library's own env:
   - ``CartPole-v1`` (1024 envs, 1000 steps): ``GymnaxToStoa(LegacyStepAPIWrapper(env), params)`` of
     ``gymnax.make("CartPole-v1")`` (Stoa 0.1.2's adapter unpacks gymnax's classic 5-value step; gymnax 1.0 returns 6).
-    gymnax's step restarts an ended episode itself, so both sides pay Stoa's auto-reset on top of their own.
+    gymnax's step restarts an ended episode itself, so this side pays Stoa's auto-reset on top of gymnax's own.
   - ``inverted_pendulum`` (64 envs, 200 steps, episodes of 50, the mjx pipeline, as ``benchmarks/brax_envs.py``):
     Stoix's ``make_brax_env``, ``BraxToStoa(brax.envs.create(name, auto_reset=False, episode_length=50,
     backend="mjx"))``: brax's ``EpisodeWrapper`` (the time limit, ``info["truncation"]``) and no restart of brax's
     own, so Stoa's auto-reset is its only one.
-- ``to_stoa(envhub.make(id, ...))`` as made: real resets (a fresh state per episode), envhub's same-step restart
-  included, which Stoa's auto-reset then replaces with its own (under the vmap both are computed every step; a
-  brax reset costs about a step);
-- ``to_stoa(envhub.make(id, ..., reset_mode="cached"))``: envhub's own restart is a select of the first state.
+- ``to_stoa(envhub.make(id, ...))`` as made: envhub leaves restarts to Stoa's ``AutoResetWrapper`` (one reset per
+  episode end, Stoa's; under the vmap it is computed every step, on both sides).
 
-CartPole's three loops finish the same episodes (checked); brax's raw loop starts its episodes from other keys.
+CartPole's two loops finish the same episodes (checked); brax's raw loop starts its episodes from other keys.
 
     python benchmarks/stoa_envs.py [--envs CartPole-v1,inverted_pendulum] [--num-envs N,...] [--steps N]
         [--repeats 9] [--quick] [--json out.json]
@@ -40,7 +38,7 @@ from stoa.core_wrappers.vmap import VmapWrapper
 import envhub
 from envhub.interop import to_stoa
 
-RAW, ENVHUB, CACHED = "raw", "to_stoa", "to_stoa, reset_mode='cached'"
+RAW, ENVHUB = "raw", "to_stoa"
 
 
 class Case(NamedTuple):
@@ -124,23 +122,16 @@ def bench(name: str, num_envs: int, steps: int, repeats: int) -> dict[str, Any]:
     runs = {
         case.raw_label: anakin_rollout(case.raw_env(), case.sample, num_envs, steps),
         ENVHUB: anakin_rollout(to_stoa(envhub.make(case.envhub_id, **case.make_kwargs)), case.sample, num_envs, steps),
-        CACHED: anakin_rollout(
-            to_stoa(envhub.make(case.envhub_id, **case.make_kwargs, reset_mode="cached")), case.sample, num_envs, steps
-        ),
     }
     medians, compiles, ends = time_rollouts(runs, jax.random.key(0), repeats)
     if case.same_episodes:
         assert len(set(ends.values())) == 1, f"not the same episodes: {ends}"
     raw = case.raw_label
     row = comparison_row("stoa", name, num_envs, steps, medians, compiles, ENVHUB, raw)
-    cached = round(num_envs * steps / medians[CACHED], 1)
-    row.update(envhub_cached_steps_per_s=cached, ratio_cached=round(medians[raw] / medians[CACHED], 3))
     print(
         f"  {name:<18} num_envs={num_envs:<5} {raw} {row['raw_steps_per_s'] / 1e6:6.3f} M/s   "
         f"to_stoa {row['envhub_steps_per_s'] / 1e6:6.3f} M/s ratio {row['ratio']:.3f} (target >= {case.target})   "
-        f"reset_mode='cached' {cached / 1e6:6.3f} M/s ratio {row['ratio_cached']:.3f}   "
-        f"compile raw/to_stoa/cached {compiles[raw]:.1f}/{compiles[ENVHUB]:.1f}/{compiles[CACHED]:.1f} s   "
-        f"episode ends {ends[raw]}/{ends[ENVHUB]}/{ends[CACHED]}",
+        f"compile raw/to_stoa {compiles[raw]:.1f}/{compiles[ENVHUB]:.1f} s   episode ends {ends[raw]}/{ends[ENVHUB]}",
         flush=True,
     )
     return {**row, "episode_ends": ends}

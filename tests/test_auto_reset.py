@@ -1,6 +1,6 @@
 """The auto-reset scheme an env picks (envhub.native.auto_reset): spares on a CPU; on a GPU or TPU, for a backend
 whose reset is cheap, a branch-free reset of every env on every step (gymnax's own scheme); TimeLimit follows the
-inner env's rule."""
+inner env's rule; a copy for an export whose library restarts episodes restarts nothing."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_each_setting_gets_its_scheme():
     ]
     assert Counter(num_envs=N, reset_mode="cached").reset_strategy.scheme == "cached"
     assert Counter().reset_strategy.scheme == "on_step"  # one env: a branch, no spares
-    assert set(auto_reset.SCHEMES) == {"cached", "spares", "on_step", "every_step"}
+    assert set(auto_reset.SCHEMES) == {"cached", "spares", "on_step", "every_step", "caller"}
     assert all(f'``"{scheme}"``' in auto_reset.__doc__ for scheme in auto_reset.SCHEMES)  # the docstring lists each
 
 
@@ -113,3 +113,34 @@ def test_on_a_cpu_time_limit_restarts_behind_a_branch():
 def test_a_hosts_reset_mask_skips_the_envs_the_last_step_restarted():
     asked, ended = np.array([True, True, False, False]), np.array([True, False, True, False])
     np.testing.assert_array_equal(auto_reset.still_to_restart(asked, ended), [False, True, False, False])
+
+
+def test_a_copy_leaving_restarts_to_its_caller_restarts_nothing_and_leaves_the_env_as_it_was():
+    env = TimeLimit(Counter(num_envs=N, reset_spares=False), 2)
+    copied = auto_reset.leaving_restarts(env)
+    assert copied.reset_strategy.scheme == "caller" and env.reset_strategy.scheme == "on_step"
+    assert type(copied) is TimeLimit and copied.max_steps == 2 and copied.env is not env.env
+    assert not has_branch(copied)  # nothing to restart: no branch either
+    state, ts = copied.init(jax.random.key(0))
+    before = np.asarray(state.env_state.env)
+    for i in range(3):
+        state, ts = copied.step(jax.random.key(i), state, jnp.zeros(N, jnp.int32))
+        if i == 1:  # the time limit cuts every episode: nobody restarts
+            assert ts.truncated.all()
+            np.testing.assert_allclose(np.asarray(ts.obs), before + 2.0)
+            np.testing.assert_array_equal(ts.obs, ts.final_obs)
+    np.testing.assert_allclose(np.asarray(ts.obs), before + 3.0)  # stepped on, the episodes go on from their ends
+    assert ts.terminated.all()  # ... to the count of 3
+    state, ts = env.init(jax.random.key(0))  # the env it copies still restarts in the step
+    for i in range(2):
+        state, ts = env.step(jax.random.key(i), state, jnp.zeros(N, jnp.int32))
+    assert ts.truncated.all() and (np.asarray(ts.obs) < 1.0).all()
+    env.close()
+    assert copied.closed  # closing the env closes its copy
+
+
+def test_an_env_not_built_on_jax_environment_comes_back_as_it_is():
+    from envhub.testing.toy_envs import Corridor
+
+    env = TimeLimit(Corridor(), 3)
+    assert auto_reset.leaving_restarts(env) is env

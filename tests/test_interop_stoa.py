@@ -132,7 +132,7 @@ def test_env_params_are_data_new_values_run_without_a_new_trace():
     assert ts.extras["episode_metrics"]["episode_length"][2, 0] == 2
 
 
-def test_a_last_step_shows_the_observation_reached_and_the_state_is_stoas_adapter_state():
+def test_a_last_step_shows_the_observation_reached_and_leaves_the_restart_to_stoa():
     state, first = RAW.reset(KEY)
     assert isinstance(state, AdapterStateWithKey) and first.step_type == StepType.FIRST and first.extras.keys() == {"x"}
     assert RAW.observation_space() == stoa.BoundedArraySpace((1,), jnp.float32, [-np.inf], [np.inf])
@@ -140,7 +140,16 @@ def test_a_last_step_shows_the_observation_reached_and_the_state_is_stoas_adapte
     for _ in range(4):
         state, ts = RAW.step(state, 1)  # eager: envhub's own compiled step
     assert ts.terminated() and ts.observation[0] == 1.0 and ts.discount == 0.0  # reached, not the next episode's
-    assert state.base_env_state.env == 0.0  # envhub restarted it already (Stoa's wrappers restart it again)
+    assert state.base_env_state.env == 1.0  # the ended episode's state: Stoa's auto-reset wrappers restart it
+    given = RAW.made.env  # the env given to to_stoa still restarts in the step, as every envhub env
+    env_state, _ = given.init(KEY)
+    for _ in range(4):
+        env_state, ts = given.step(KEY, env_state, 1)
+    assert ts.terminated and ts.final_obs[0] == 1.0 and env_state.env == 0.0 and not RAW.env.closed
+    given.close()
+    with pytest.raises(ClosedEnvironmentError, match=r"^step\(\) called on environment"):  # its copy is closed too
+        RAW.step(state, 1)
+    given._closed = False  # RAW is shared by this module's tests
 
 
 def test_refusals_follow_the_contract_and_leave_the_env_usable():

@@ -11,10 +11,9 @@ shows envhub's step as a raw env's:
 - A LAST step's ``observation`` is the one the episode reached (``ts.final_obs``); jumanji's auto-reset wrappers
   replace it by their reset's and, with ``next_obs_in_extras=True``, keep it in ``extras["next_obs"]`` (Mava's
   in ``extras["real_next_obs"]``), where a learner bootstraps from it on truncation.
-- Like ``to_gymnax``, the export keeps envhub's own same-step auto-reset (the env is its maker's, wrappers and all):
-  after a LAST step its state is already the next episode's. jumanji's auto-reset wrappers reset once more on top
-  (one extra reset per episode end; under ``VmapAutoResetWrapper``, whose branch becomes a select, every step
-  computes both).
+- Restarts are the wrappers', as over a raw jumanji env: the export steps a copy of the env that leaves ended
+  episodes as they ended (``envhub.native.auto_reset.leaving_restarts``; the env given is untouched), so a LAST
+  step's state is the one the episode ended in and one reset follows an episode end (the wrapper's), not two.
 
 ``reset(key)`` is ``env.init(key)`` (a jumanji env made through envhub starts as the raw one with the same key); the
 state's ``key`` (what ``AutoResetWrapper`` resets with) is folded from it, and each ``step`` splits it for envhub's.
@@ -38,6 +37,7 @@ from envhub.interop import flags
 from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.jumanji_agents import Agents
 from envhub.interop.jumanji_specs import to_jumanji_spec
+from envhub.native.auto_reset import leaving_restarts
 
 if TYPE_CHECKING:  # chex's dataclass, as jumanji's states are; typed as the standard one (jumanji does the same)
     from dataclasses import dataclass
@@ -105,7 +105,7 @@ class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[mi
     docstring). A multi-agent env has ``agents``, ``num_agents``, ``time_limit`` and ``action_dim`` (Mava's)."""
 
     def __init__(self, made: Made):
-        self.made, self.env = made, made.env
+        self.made, self.env = made, leaving_restarts(made.env)  # jumanji's auto-reset wrappers restart episodes
         env = self.env
         self.layout = Agents(env, made.flags["add_global_state"]) if env.agents else None
         if self.layout is not None:
@@ -148,7 +148,7 @@ class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[mi
 
     def step(self, state: EnvhubJumanjiState, action: Any) -> tuple[EnvhubJumanjiState, Any]:
         """One envhub step shown as a raw jumanji env's: ``LAST`` where the episode ended, with the observation it
-        reached (envhub restarts the env in this step: the state goes on in the next episode)."""
+        reached and the state it ended in (jumanji's auto-reset wrappers restart it)."""
         if not isinstance(state, EnvhubJumanjiState):  # a closed env: env.step's ClosedEnvironmentError
             raise InvalidArgumentError(
                 f"step of the jumanji export of {self.env.id!r} was given a {type(state).__name__} as its state, not "

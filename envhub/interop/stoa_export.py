@@ -10,9 +10,10 @@ TRUNCATED. The export's step is envhub's, so envhub's rules (actions, time limit
   wants: its auto-reset wrappers (``AutoResetWrapper``, ``CachedAutoResetWrapper``, ``OptimisticResetVmapWrapper``)
   restart the episode and, with ``next_obs_in_extras=True``, keep that observation in ``extras["next_obs"]``,
   where Stoix's PPO bootstraps from it on truncation.
-- Like ``to_gymnax``, the export keeps envhub's own same-step auto-reset (the env is its maker's, wrappers and all):
-  after a LAST step its state is already the next episode's. Stoa's auto-reset wrappers reset once more on top (one
-  extra reset per episode end; under their vmap every step computes it, as over Stoa's gymnax adapter).
+- Restarts are Stoa's, as over its brax and jumanji adapters: the export steps a copy of the env that leaves ended
+  episodes as they ended (``envhub.native.auto_reset.leaving_restarts``; the env given is untouched), so a LAST
+  step's state is the one the episode ended in, and Stoa's auto-reset wrappers restart it with ``reset``: one reset
+  per episode end, not envhub's and then Stoa's. Stepped on without a reset, the episode goes on from where it ended.
 - ``env_params`` are envhub's params as data (``env.default_params``' structure; ``None``: the env's own): ``reset``
   starts the episode on them, ``step`` runs on them from that step on (they go into the envhub state), so new
   values never recompile. Stoa's auto-reset wrappers reset without ``env_params``, so an episode they restart
@@ -37,6 +38,7 @@ from envhub.core.params import as_arrays, checked_params
 from envhub.errors import InvalidArgumentError
 from envhub.interop.contract import Exported, Made, Target, check_state, library_missing
 from envhub.interop.leaves import discrete_n, inclusive_bounds, multi_discrete_nvec, target_space
+from envhub.native.auto_reset import leaving_restarts
 from envhub.native.state import JaxState
 
 try:
@@ -98,7 +100,7 @@ class EnvhubStoaEnv(Exported, stoa.Environment):  # type: ignore[misc,unused-ign
     docstring)."""
 
     def __init__(self, made: Made):
-        self.made, self.env = made, made.env
+        self.made, self.env = made, leaving_restarts(made.env)  # Stoa's wrappers restart episodes
         self._action_space = to_stoa_space(self.env.action_space, "the action space")
         self._observation_space = to_stoa_space(self.env.observation_space, "the observation space")
         self._state_shape = jax.eval_shape(self.env.init, jax.random.key(0))[0]  # what step takes (check_state)
@@ -120,7 +122,8 @@ class EnvhubStoaEnv(Exported, stoa.Environment):  # type: ignore[misc,unused-ign
         return AdapterStateWithKey(base_env_state=state, rng_key=state_key), first
 
     def step(self, state: Any, action: Any, env_params: Any = None) -> tuple[Any, Any]:
-        """One envhub step (on ``env_params`` where given): a LAST step shows the observation reached."""
+        """One envhub step (on ``env_params`` where given): a LAST step shows the observation reached, and its state
+        is the ended episode's (Stoa's auto-reset wrappers restart it)."""
         if not isinstance(state, AdapterStateWithKey):
             raise InvalidArgumentError(
                 f"step of the Stoa export of {self.env.id!r} was given a {type(state).__name__} as its state, not the "

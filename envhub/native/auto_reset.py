@@ -18,6 +18,11 @@ the new episode's first). How is one of four schemes, chosen once per env from i
   dozen small kernels, each more than a cheap reset (gymnax computes its resets this way too). A backend whose
   reset costs about a step (``cheap_reset = True``, gymnax's) defaults to it there instead of spares.
 
+One more scheme is never a make setting: ``"caller"``, an env copy made by ``leaving_restarts`` for an export whose
+library restarts episodes itself (Stoa's and jumanji's auto-reset wrappers call ``reset`` on a LAST step): its step
+and ``TimeLimit``'s leave an ended episode as it ended (``ts.obs`` the observation reached, the state the ended one),
+so an episode end costs one reset, the library's, not two.
+
 Who restarts envs asks the strategy: ``JaxEnvironment`` (``env.reset_strategy``, its step) and ``TimeLimit``
 (``restart_where``: a masked reset behind the same branch rule). A restart asked from outside is the env's own
 ``reset(where=)`` (every env's reset, kept where asked: a select), called by the exports whose library asks for
@@ -28,6 +33,7 @@ backends restart inside their own library: envpool, ALE, gymnasium's vector envs
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,9 +45,10 @@ from envhub.core.tree import select
 from envhub.native import resets
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 #: The schemes, in the order of the module docstring.
-SCHEMES = ("cached", "spares", "on_step", "every_step")
+SCHEMES = ("cached", "spares", "on_step", "every_step", "caller")
 
 
 def on_accelerator() -> bool:
@@ -129,6 +136,8 @@ class ResetStrategy:
             fresh: One env's reset, ``(key, params) -> (env, obs)`` (``params`` ``None`` for an env without).
             restart: One env's restart, ``(key, reached, params) -> (env, obs)`` (``_restart_one``).
         """
+        if self.scheme == "caller":
+            return reached, state.spares
         if self.scheme == "cached":
             return select(done, state.first, reached), state.spares
         params = state.next_params
@@ -159,7 +168,29 @@ def restart_where(env: Any, key: jax.Array, state: Any, where: jax.Array, obs: A
         new, first = env.reset(key, state, where=where)
         return new, select(where, first.obs, obs)
 
-    return ResetStrategy.of(env).when_any(where, restart, lambda: (state, obs))
+    strategy = ResetStrategy.of(env)
+    if strategy.scheme == "caller":
+        return state, obs
+    return strategy.when_any(where, restart, lambda: (state, obs))
+
+
+def leaving_restarts(env: E) -> E:
+    """A copy of the JAX-native ``env`` (its wrappers copied around it) whose steps restart nothing (the ``"caller"``
+    scheme): a LAST step's state is the one its episode ended in and ``ts.obs`` the observation reached. For exports
+    whose library restarts ended episodes with ``reset`` itself; ``env`` is left as it is. An env not built on
+    ``JaxEnvironment`` restarts as it does (``env`` itself comes back)."""
+    if env.unwrapped is not env:  # a wrapper: the same wrapper around its inner env's copy
+        inner = leaving_restarts(env.env)
+        if inner is env.env:
+            return env
+        copied = copy.copy(env)
+        copied.env = inner
+        return copied
+    if not hasattr(env, "copy_of"):  # not a JaxEnvironment: it restarts as it does
+        return env
+    copied = copy.copy(env)
+    copied.copy_of = env  # JaxEnvironment.reset_strategy reads it (and forgets its caches); closed follows env's
+    return copied
 
 
 def still_to_restart(asked: Any, ended: Any) -> Any:
@@ -174,4 +205,13 @@ def strong(tree: Any) -> Any:
     return jax.tree.map(lambda x: jnp.asarray(x).astype(jnp.asarray(x).dtype), tree)
 
 
-__all__ = ["SCHEMES", "ResetStrategy", "on_accelerator", "restart_where", "still_to_restart", "strong", "uses_spares"]
+__all__ = [
+    "SCHEMES",
+    "ResetStrategy",
+    "leaving_restarts",
+    "on_accelerator",
+    "restart_where",
+    "still_to_restart",
+    "strong",
+    "uses_spares",
+]

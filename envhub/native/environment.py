@@ -84,17 +84,27 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
     """A backend sets ``True`` where a reset costs about a step (gymnax's): on a GPU or TPU its envs then reset on
     the step, every env on every step, with no spares (``envhub.native.auto_reset``)."""
 
+    copy_of: Environment[Any, Any, Any] | None = None  # auto_reset.leaving_restarts' copies: the env copied
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or (self.copy_of is not None and self.copy_of.closed)
+
     @property
     def reset_strategy(self) -> ResetStrategy:
         """How this env restarts finished episodes (``envhub.native.auto_reset``), from its settings; kept until an
         attribute is set."""
-        if "_reset_strategy" not in self.__dict__:
+        if "_reset_strategy" in self.__dict__:
+            return self.__dict__["_reset_strategy"]
+        if self.copy_of is not None:
+            strategy = ResetStrategy("caller", self.num_envs)
+        else:
             default, reset_one = self.default_params, cast("Callable[..., Any]", self._reset_one)  # (key, params)
             own = self.reset_spares and default is not None  # spares follow each env's params if its reset reads them
             own = own and resets.reads_params(reset_one, jax.random.key(0), as_arrays(default))
             strategy = ResetStrategy.choose(self.num_envs, self.reset_mode, self.reset_spares, self.reset_chunk, own)
-            self.__dict__["_reset_strategy"] = strategy
-        return self.__dict__["_reset_strategy"]
+        self.__dict__["_reset_strategy"] = strategy
+        return strategy
 
     # --- what backends implement -------------------------------------------------------------
 
@@ -119,12 +129,8 @@ class JaxEnvironment(SpacesOfOne, Environment[JaxState[S], Obs, Action], Generic
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {
-            "time_limit": self.max_episode_steps,
-            "reset_mode": self.reset_mode,
-            "reset_spares": self.reset_spares,
-            "reset_chunk": self.reset_chunk,
-        }
+        names = ("time_limit", "reset_mode", "reset_spares", "reset_chunk")
+        return dict(zip(names, (self.max_episode_steps, self.reset_mode, self.reset_spares, self.reset_chunk)))
 
     # --- the envhub API: called eagerly, one compiled program per method; traced, inlined -------
 
