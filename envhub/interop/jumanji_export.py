@@ -15,8 +15,10 @@ shows envhub's step as a raw env's:
   episodes as they ended (``envhub.native.auto_reset.leaving_restarts``; the env given is untouched), so a LAST
   step's state is the one the episode ended in and one reset follows an episode end (the wrapper's), not two.
 
-``reset(key)`` is ``env.init(key)`` (a jumanji env made through envhub starts as the raw one with the same key); the
-state's ``key`` (what ``AutoResetWrapper`` resets with) is folded from it, and each ``step`` splits it for envhub's.
+``reset(key)`` is ``env.init(key)`` (a jumanji env made through envhub starts as the raw one with the same key). The
+state's ``key`` (what ``AutoResetWrapper`` resets with) is the jumanji state's own where the env is jumanji's
+(``carried_key``: the wrappers then restart it as they would the raw env, seed for seed), else folded from the reset
+key and split by each ``step`` for envhub's.
 
 A single-agent env keeps its spaces (``envhub.interop.jumanji_specs``: jumanji specs by ``leaves``' rule), its info
 as ``extras``; a multi-agent one (jaxmarl, pgx) takes Mava's layout (``envhub.interop.jumanji_agents``: one row per
@@ -38,6 +40,7 @@ from envhub.interop.contract import Exported, Made, Target, library_missing
 from envhub.interop.jumanji_agents import Agents
 from envhub.interop.jumanji_specs import to_jumanji_spec
 from envhub.native.auto_reset import leaving_restarts
+from envhub.native.state import JaxState
 
 if TYPE_CHECKING:  # chex's dataclass, as jumanji's states are; typed as the standard one (jumanji does the same)
     from dataclasses import dataclass
@@ -139,7 +142,7 @@ class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[mi
         env_state, ts = self.env.init(key)
         state = EnvhubJumanjiState(
             env_state=env_state,
-            key=jax.random.fold_in(key, KEY_SALT),
+            key=carried_key(env_state, jax.random.fold_in(key, KEY_SALT)),
             step_count=jnp.zeros((), jnp.int32),
             current_player=None if self.layout is None else self.layout.mover(ts.obs),
         )
@@ -166,7 +169,7 @@ class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[mi
         step_type = jnp.where(ts.done, StepType.LAST, StepType.MID)
         after = EnvhubJumanjiState(
             env_state=env_state,
-            key=key,
+            key=carried_key(env_state, key),
             step_count=jnp.where(ts.done, 0, count),
             current_player=None if self.layout is None else self.layout.mover(ts.obs),
         )
@@ -188,4 +191,14 @@ class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[mi
         return f"EnvhubJumanjiEnv({self.env!r}, add_global_state={self.made.flags['add_global_state']})"
 
 
-__all__ = ["AGENTS_TARGET", "KEY_SALT", "TARGET", "EnvhubJumanjiEnv", "EnvhubJumanjiState", "to_jumanji"]
+def carried_key(env_state: Any, own: jax.Array) -> jax.Array:
+    """The ``key`` of the export's state: that of the jumanji state inside ``env_state`` where it holds one (a jumanji
+    env made through envhub), so jumanji's wrappers restart from the key they would on the raw env; else ``own``."""
+    for leaf in jax.tree.leaves(env_state, is_leaf=lambda x: isinstance(x, JaxState)):
+        key = getattr(leaf.env, "key", None) if isinstance(leaf, JaxState) else None
+        if isinstance(key, jax.Array) and key.shape == own.shape and key.dtype == own.dtype:
+            return key
+    return own
+
+
+__all__ = ["AGENTS_TARGET", "KEY_SALT", "TARGET", "EnvhubJumanjiEnv", "EnvhubJumanjiState", "carried_key", "to_jumanji"]
