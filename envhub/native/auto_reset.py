@@ -45,7 +45,6 @@ from envhub.core.tree import select
 from envhub.native import resets
 
 T = TypeVar("T")
-E = TypeVar("E")
 
 #: The schemes, in the order of the module docstring.
 SCHEMES = ("cached", "spares", "on_step", "every_step", "caller")
@@ -174,7 +173,7 @@ def restart_where(env: Any, key: jax.Array, state: Any, where: jax.Array, obs: A
     return strategy.when_any(where, restart, lambda: (state, obs))
 
 
-def leaving_restarts(env: E) -> E:
+def leaving_restarts(env: Any) -> Any:
     """A copy of the JAX-native ``env`` (its wrappers copied around it) whose steps restart nothing (the ``"caller"``
     scheme): a LAST step's state is the one its episode ended in and ``ts.obs`` the observation reached. For exports
     whose library restarts ended episodes with ``reset`` itself; ``env`` is left as it is. An env not built on
