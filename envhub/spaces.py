@@ -69,7 +69,7 @@ def key_problem(key: Any) -> tuple[str, bool]:
     dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
     if dtype is None or shape is None:
         return f"{type(key).__name__} {key!r:.40}", False
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return ("", False) if shape == () else (f"a batch of keys of shape {tuple(shape)}", True)
     if np.dtype(dtype) == np.uint32 and len(shape) >= 1:
         return ("", False) if len(shape) == 1 else (f"a batch of raw keys of shape {tuple(shape)}", True)

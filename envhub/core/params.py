@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envhub.core.bounds import Bounds, Range, bounds_rule, first_outside, leaf_name, leaf_ranges
+from envhub.core.tree import same_structure
 from envhub.errors import InvalidArgumentError
 
 
@@ -38,8 +39,8 @@ def checked_params(
             f"params were given, but {env_id!r} has no parameters (its default_params is None); "
             f"leave params out, or set what it has through envhub.make's kwargs (docs/params.md)."
         )
-    want, got = jax.tree.structure(default), jax.tree.structure(params)
-    if want != got:
+    if not same_structure(default, params):
+        want, got = jax.tree.structure(default), jax.tree.structure(params)
         difference = _difference(default, params, "params") or f"env.default_params is {want}"
         raise InvalidArgumentError(
             f"params of {env_id!r} have the structure {got}, not that of env.default_params: {difference}; "
@@ -57,7 +58,7 @@ def checked_params(
                 f"{name} of {env_id!r} has the value {bad!r}; it must be {rule} (env.params_bounds). "
                 f"Give values in that range."
             )
-    return jax.tree.unflatten(want, cast)
+    return jax.tree.unflatten(jax.tree.structure(default), cast)
 
 
 def checked_where(env_id: str, method: str, where: Any, num_envs: int | None) -> jax.Array:
@@ -132,7 +133,7 @@ def _difference(default: Any, params: Any, name: str) -> str | None:
         )
         return "; ".join(parts) or f"{name} has its entries in another order"
     for (path, want_child), (_, got_child) in zip(want_children, got_children):
-        if jax.tree.structure(want_child) != jax.tree.structure(got_child):
+        if not same_structure(want_child, got_child):
             return _difference(want_child, got_child, name + jax.tree_util.keystr(path))
     return None
 

@@ -18,4 +18,10 @@ def select(where: jax.Array, new: Any, old: Any) -> Any:
     return jax.tree.map(pick, new, old)
 
 
-__all__ = ["select"]
+def same_structure(a: Any, b: Any) -> bool:
+    """Whether pytrees ``a`` and ``b`` have one structure (``jax.tree.structure`` equal)."""
+    structure: Any = jax.tree.structure  # jaxlib's PyTreeDef has no type mypy resolves: compared as Any
+    return bool(structure(a) == structure(b))
+
+
+__all__ = ["same_structure", "select"]

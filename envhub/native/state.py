@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envhub.core.tree import select
+from envhub.core.tree import same_structure, select
 from envhub.errors import InvalidArgumentError
 
 S = TypeVar("S")
@@ -130,7 +130,7 @@ def _refuse(env_id: str, method: str, state: Any, want: JaxState[Any]) -> None:
             f"{method} of {env_id!r} was given a state of {_envs(np.shape(state.steps))}, but this env has "
             f"{_envs(want.steps.shape)}; {fix} (an env made with the same num_envs)."
         )
-    if jax.tree.structure(state) != jax.tree.structure(want):
+    if not same_structure(state, want):
         raise InvalidArgumentError(
             f"{method} of {env_id!r} was given a state of another structure than its own ({_structure(state, want)}): "
             f"a state of another env, or of another reset_mode or reset_spares; {fix}."
@@ -153,9 +153,8 @@ def _structure(state: JaxState[Any], want: JaxState[Any]) -> str:
     """Where ``state`` first leaves ``want``'s structure, in words."""
     for field in ("env", "first", "spares", "next_params"):
         have, need = getattr(state, field), getattr(want, field)
-        structure = jax.tree.structure(need)
-        if jax.tree.structure(have) == structure and (
-            jax.tree_util.treedef_is_leaf(structure) or type(have) is type(need)
+        if same_structure(have, need) and (
+            jax.tree_util.treedef_is_leaf(jax.tree.structure(need)) or type(have) is type(need)
         ):
             continue  # the same (a node of the same type: flax dataclasses of one field count compare equal)
         if (have is None) != (need is None):

@@ -65,20 +65,20 @@ def metadata_status(prefix: str, entry_point: metadata.EntryPoint) -> BackendSta
     origin = dist.name if dist is not None else entry_point.value
     version = dist.version if dist is not None else ""
     described = f"{origin} {version}".strip()
-    api = None
+    api: int | None = None
     try:
         problem = plugin_api.core_range_problem(prefix, described, dist)
         if problem is not None:
             raise problem
         source = _source(entry_point.module)
         if source is None:
-            missing = ModuleNotFoundError(f"No module named {entry_point.module!r}", name=entry_point.module)
-            raise plugin_api.missing_error(prefix, origin, entry_point, missing)
+            not_found = ModuleNotFoundError(f"No module named {entry_point.module!r}", name=entry_point.module)
+            raise plugin_api.missing_error(prefix, origin, entry_point, not_found)
         try:
-            api = declared_in_source(source) if not entry_point.attr else None
+            declared = declared_in_source(source) if not entry_point.attr else None
         except (SyntaxError, ValueError) as exc:
             raise PluginLoadError(prefix, origin, exc) from None
-        api = plugin_api.declared_api(_Declared(api), prefix, described)
+        api = plugin_api.declared_api(_Declared(declared), prefix, described)
         problem = plugin_api.api_problem(prefix, described, api)
         if problem is not None:
             raise problem

@@ -48,7 +48,20 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
     type, ``InvalidArgumentError`` if a number outside its declared ``bounds``, or NaN (``holds_nan``: every kwarg,
     declared or not; inf passes unless ``bounds`` exclude it, as a range such as ``(0.2, inf)`` is a fair value)."""
     table = accepted(spec, origin) if kwargs else None
-    for name, value in kwargs.items() if table is not None else ():
+    if table is not None:  # None: nothing given, or a backend that takes anything
+        _check_declared(spec, table, kwargs)
+    for name, value in kwargs.items():  # after the declared rules: a declared range names the values it takes
+        if holds_nan(value):
+            what = "holds a NaN" if isinstance(value, (tuple, list, Mapping)) else "is NaN"
+            raise InvalidArgumentError(
+                f"make({spec.id!r}, ...): {name}={short_repr(value)} {what}, which no keyword argument takes; "
+                f"give a number (`envhub info {spec.id}` lists each keyword argument)."
+            )
+
+
+def _check_declared(spec: EnvSpec, table: Mapping[str, Kwarg], kwargs: Mapping[str, Any]) -> None:
+    """Raise for the first kwarg of ``kwargs`` that ``table`` (what ``spec`` accepts) does not take."""
+    for name, value in kwargs.items():
         decl = table.get(name) or (None if OTHERS in table else ENVHUB_OWNED.get(name))
         if decl is None:
             if OTHERS in table:
@@ -78,13 +91,6 @@ def check(spec: EnvSpec, kwargs: Mapping[str, Any], origin: str = "") -> None:
             continue
         fix = f"{spec.id} accepts {every_kwarg(table)}; fix or drop it (`envhub info {spec.id}` lists them)"
         raise EnvKwargsError(spec.id, problem, fix, name)
-    for name, value in kwargs.items():  # after the declared rules: a declared range names the values it takes
-        if holds_nan(value):
-            what = "holds a NaN" if isinstance(value, (tuple, list, Mapping)) else "is NaN"
-            raise InvalidArgumentError(
-                f"make({spec.id!r}, ...): {name}={short_repr(value)} {what}, which no keyword argument takes; "
-                f"give a number (`envhub info {spec.id}` lists each keyword argument)."
-            )
 
 
 def every_kwarg(table: Mapping[str, Kwarg]) -> str:

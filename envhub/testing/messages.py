@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envhub import spaces
@@ -17,7 +18,7 @@ from envhub import spaces
 def host(x: Any) -> np.ndarray:
     """A host copy of one leaf (typed PRNG keys as their key data, Python scalars as arrays)."""
     dtype = getattr(x, "dtype", None)
-    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         x = jax.random.key_data(x)
     return np.asarray(x)
 

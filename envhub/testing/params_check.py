@@ -76,9 +76,9 @@ def check_params(probe: Probe) -> None:
         for i in range(env.num_envs):
             want = varied if i % 2 else base
             row = lambda tree, i=i: jax.tree.map(lambda x: np.asarray(x)[i], tree)  # noqa: E731
-            require(
-                _rows_equal(out, want, i, probe.options.atol),
-                lambda i=i, want=want, row=row: (
+
+            def wrong_env(i: int = i, want: Any = want, row: Any = row) -> str:
+                return (
                     f"env {i} of a batch with per-env params differs from env {i} of a batch giving every env its "
                     f"params: params reach the wrong env: "
                     + str(
@@ -91,8 +91,9 @@ def check_params(probe: Probe) -> None:
                             atol=probe.options.atol,
                         )
                     )
-                ),
-            )
+                )
+
+            require(_rows_equal(out, want, i, probe.options.atol), wrong_env)
     size = probe.run.cache_size()
     require(
         size == 1, f"the probe's rollout (init, step, reset) compiled {size} times for new params values: want once"
