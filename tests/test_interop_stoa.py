@@ -135,7 +135,7 @@ def test_env_params_are_data_new_values_run_without_a_new_trace():
 def test_a_last_step_shows_the_observation_reached_and_leaves_the_restart_to_stoa():
     state, first = RAW.reset(KEY)
     assert isinstance(state, AdapterStateWithKey) and first.step_type == StepType.FIRST and first.extras.keys() == {"x"}
-    assert RAW.observation_space() == stoa.BoundedArraySpace((1,), jnp.float32, [-np.inf], [np.inf])
+    assert RAW.observation_space() == stoa.BoundedArraySpace((1,), jnp.float32, -np.inf, np.inf)
     assert RAW.action_space() == stoa.DiscreteSpace(2, jnp.int32)
     for _ in range(4):
         state, ts = RAW.step(state, 1)  # eager: envhub's own compiled step
@@ -150,6 +150,17 @@ def test_a_last_step_shows_the_observation_reached_and_leaves_the_restart_to_sto
     with pytest.raises(ClosedEnvironmentError, match=r"^step\(\) called on environment"):  # its copy is closed too
         RAW.step(state, 1)
     given._closed = False  # RAW is shared by this module's tests
+
+
+def test_a_box_with_one_bound_everywhere_gives_it_as_one_value_as_stoas_adapters():
+    from envhub.interop.stoa_export import to_stoa_space
+
+    space = to_stoa_space(spaces.Box(-1.0, 1.0, (3,)), "the action space")
+    assert float(space.minimum) == -1.0 and float(space.maximum) == 1.0  # Stoix's continuous systems read these
+    assert space.shape == (3,) and space.contains(jnp.array([-1.0, 0.0, 1.0]))
+    mixed = to_stoa_space(spaces.Box(np.array([-1.0, -2.0]), np.array([1.0, 2.0])), "the action space")
+    np.testing.assert_array_equal(mixed.minimum, [-1.0, -2.0])
+    assert not mixed.contains(jnp.array([0.0, 3.0]))
 
 
 def test_refusals_follow_the_contract_and_leave_the_env_usable():

@@ -178,7 +178,7 @@ class EnvhubStoaEnv(Exported, stoa.Environment):  # type: ignore[misc,unused-ign
 def to_stoa_space(space: spaces.Space, what: str = "the observation space") -> Any:
     """The Stoa space of an envhub ``space`` (``envhub.interop.leaves``' rule): ``DiscreteSpace`` (one integer from 0,
     its dtype kept), ``MultiDiscreteSpace`` (one axis from 0), ``BoundedArraySpace`` (a ``Box``, or another integer
-    space with its inclusive bounds), ``DictSpace``/``TupleSpace`` of them."""
+    space with its inclusive bounds: one value each where all are equal), ``DictSpace``/``TupleSpace`` of them."""
 
     def leaf(sub: spaces.Space) -> Any:
         dtype = jax.dtypes.canonicalize_dtype(sub.dtype)
@@ -187,13 +187,19 @@ def to_stoa_space(space: spaces.Space, what: str = "the observation space") -> A
             return stoa.DiscreteSpace(n, dtype) if n is not None else stoa.MultiDiscreteSpace(nvec, dtype)
         if not isinstance(sub, (spaces.Box, spaces.MultiDiscrete)):
             return None
-        low, high = (np.asarray(b, dtype) for b in inclusive_bounds(sub))
+        low, high = (_one_if_uniform(np.asarray(b, dtype)) for b in inclusive_bounds(sub))
         return stoa.BoundedArraySpace(sub.shape, dtype, low, high)
 
     def node(children: Any) -> Any:
         return stoa.DictSpace(dict(children)) if isinstance(children, dict) else stoa.TupleSpace(list(children))
 
     return target_space("to_stoa", "Stoa", what, space, leaf, node)
+
+
+def _one_if_uniform(bound: np.ndarray) -> np.ndarray:
+    """``bound`` as one value where all its entries are equal, as Stoa's own adapters give them (Stoa broadcasts it):
+    Stoix's continuous systems read ``float(env.action_space().minimum)``."""
+    return bound.reshape(-1)[0] if bound.size and (bound == bound.reshape(-1)[0]).all() else bound
 
 
 def _holds_one_jax_state(env_id: str, state: Any) -> None:
