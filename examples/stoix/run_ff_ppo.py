@@ -32,9 +32,8 @@ protobuf code the protobuf that wandb/orbax need refuses otherwise)::
 
 Brax (continuous PPO): ``--system ff_ppo_continuous -- env=brax/hopper env.scenario.name=inverted_pendulum ...``.
 Stoix's continuous systems read ``float(env.action_space().minimum)`` (and ``.maximum``): one bound for every action
-dimension, as Stoa's brax adapter gives (0-d -1/1). ``to_stoa`` gives per-dimension bounds (shape ``(action_dim,)``),
-which ``float`` refuses (``TypeError: Only scalar arrays can be converted to Python scalars; got arr.ndim=1``).
-``--scalar-bounds`` (a workaround, not the one-line change) puts uniform bounds back as 0-d ones around ``to_stoa``.
+dimension, as Stoa's brax adapter gives; ``to_stoa`` gives a bound that is the same everywhere as one value (since
+envhub ca85685; before, per-dimension bounds, which ``float`` refused).
 """
 
 from __future__ import annotations
@@ -50,38 +49,15 @@ from typing import Any, Callable
 SYSTEMS = {"ff_ppo": "default_ff_ppo.yaml", "ff_ppo_continuous": "default_ff_ppo_continuous.yaml"}
 
 
-def envhub_build(suite: str, scalar_bounds: bool = False) -> Callable[[str, Any], Any]:
+def envhub_build(suite: str) -> Callable[[str, Any], Any]:
     """The changed make line: the envhub env of ``<suite>/<scenario>`` as a Stoa env."""
     import envhub
     from envhub.interop import to_stoa
 
     def build(scenario: str, config: Any) -> Any:
-        env = to_stoa(envhub.make(f"{suite}/{scenario}", **dict(config.env.kwargs)))
-        return with_scalar_bounds(env) if scalar_bounds else env
+        return to_stoa(envhub.make(f"{suite}/{scenario}", **dict(config.env.kwargs)))
 
     return build
-
-
-def with_scalar_bounds(env: Any) -> Any:
-    """``env`` whose action ``BoundedArraySpace``, where its bounds are one value everywhere, has them 0-d."""
-    import jax.numpy as jnp
-    import stoa
-    from stoa.core_wrappers.wrapper import Wrapper
-
-    class ScalarBounds(Wrapper):
-        def step(self, state: Any, action: Any, env_params: Any = None) -> Any:
-            return self._env.step(state, action, env_params)  # the state is the env's own (Wrapper.step unwraps one)
-
-        def action_space(self, env_params: Any = None) -> Any:
-            space = self._env.action_space(env_params)
-            if not isinstance(space, stoa.BoundedArraySpace):
-                return space
-            low, high = jnp.ravel(space.minimum), jnp.ravel(space.maximum)
-            if not (jnp.all(low == low[0]) and jnp.all(high == high[0])):
-                return space
-            return stoa.BoundedArraySpace(space.shape, space.dtype, low[0], high[0])
-
-    return ScalarBounds(env)
 
 
 def legacy_gymnax_build(scenario: str, config: Any) -> Any:
@@ -135,7 +111,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maker", choices=("envhub", "stoix", "stoix-legacy"), default="envhub")
     parser.add_argument("--system", choices=sorted(SYSTEMS), default="ff_ppo")
-    parser.add_argument("--scalar-bounds", action="store_true", help="workaround: 0-d uniform action bounds")
     parser.add_argument("--out", type=Path, help="write the run's figures here (JSON)")
     parser.add_argument("overrides", nargs="*", help="Stoix hydra overrides (after --)")
     args = parser.parse_args(argv)
@@ -153,7 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     OmegaConf.set_struct(cfg, False)
     suite = cfg.env.env_name
     if args.maker == "envhub":
-        make_env.ENV_MAKERS[suite] = suite_maker(envhub_build(suite, args.scalar_bounds))
+        make_env.ENV_MAKERS[suite] = suite_maker(envhub_build(suite))
     elif args.maker == "stoix-legacy":
         make_env.ENV_MAKERS[suite] = suite_maker(legacy_gymnax_build)
 
@@ -169,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for event in events:
         event["wall_s"] = round(event["wall_s"] - start, 2)
     result = {
-        "maker": args.maker + (" + scalar-bounds" if args.scalar_bounds else ""),
+        "maker": args.maker,
         "system": args.system,
         "env": f"{suite}/{cfg.env.scenario.name}",
         "overrides": args.overrides,
