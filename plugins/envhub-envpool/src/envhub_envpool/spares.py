@@ -47,8 +47,9 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
     arange = xp.arange(n, dtype=np.int32)
     pos = scatter(xp, xp.zeros(2 * n, np.int32), pool_ids, arange)
     order = scatter(xp, xp.zeros(n, np.int32), pos[eid], arange)  # the row of each logical env
-    obs, info = take(obs, order), take(info, order)
-    reward, terminated, truncated = reward[order], terminated[order], truncated[order]
+    if xp is not np or not (order == arange).all():  # on the host, rows already in logical order are not copied
+        obs, info = take(obs, order), take(info, order)
+        reward, terminated, truncated = reward[order], terminated[order], truncated[order]
     done = terminated | truncated
     if xp is np and not done.any():  # the common step on the host: nobody finished, no bookkeeping changes
         truncated = truncated_unless_terminated(terminated, truncated)
