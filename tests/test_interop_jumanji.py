@@ -38,6 +38,7 @@ def test_specs_match_the_spaces():
         assert (field.shape, field.dtype) == (leaf.shape, leaf.dtype)
     assert isinstance(spec.step_count, specs.DiscreteArray) and spec.step_count.num_values == 4001
     assert float(spec.grid.maximum.max()) == 1.0 and isinstance(env.action_spec, specs.DiscreteArray)
+    assert env.time_limit == 4000  # as the raw Snake's (Mava's jumanji wrappers read it)
     assert (env.reward_spec.shape, env.discount_spec.shape, env.reward_spec.dtype) == ((), (), np.float32)
     check_env_specs_does_not_smoke(env)  # jumanji.testing's
 

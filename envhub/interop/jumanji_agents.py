@@ -46,6 +46,12 @@ MASKED_KEYS = {"observation", "legal_action_mask"}
 NO_LIMIT = 2**31 - 1
 
 
+def time_limit(env: Any) -> int:
+    """``env``'s steps per episode as jumanji envs give them (``time_limit``; ``NO_LIMIT`` where it has none)."""
+    limit = env.metadata.get("time_limit")
+    return NO_LIMIT if limit is None else int(limit)
+
+
 class Agents:
     """How one multi-agent envhub env is laid out in the Mava form (see the module docstring).
 
@@ -79,8 +85,7 @@ class Agents:
         self.view, self.action = _homogeneous(env.id, "observation", views), _homogeneous(env.id, "action", actions)
         self.stacked_actions = self.action.batch(self.num_agents)  # Mava's action: one row per agent
         self.action_dim = self.action.n if isinstance(self.action, spaces.Discrete) else int(np.prod(self.action.shape))
-        limit = env.metadata.get("time_limit")
-        self.time_limit = NO_LIMIT if limit is None else int(limit)
+        self.time_limit = time_limit(env)
 
     def observation_spec(self) -> Any:
         from jumanji import specs
@@ -169,4 +174,4 @@ def _keys(space: spaces.Space) -> set[str]:
     return set(space.spaces) if isinstance(space, spaces.Tree) and isinstance(space.spaces, dict) else set()
 
 
-__all__ = ["MASKED_KEYS", "NO_LIMIT", "Agents"]
+__all__ = ["MASKED_KEYS", "NO_LIMIT", "Agents", "time_limit"]

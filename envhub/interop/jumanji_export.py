@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from envhub.errors import InvalidArgumentError
 from envhub.interop import flags
 from envhub.interop.contract import Exported, Made, Target, library_missing
-from envhub.interop.jumanji_agents import Agents
+from envhub.interop.jumanji_agents import Agents, time_limit
 from envhub.interop.jumanji_specs import to_jumanji_spec
 from envhub.native.auto_reset import leaving_restarts
 from envhub.native.state import JaxState
@@ -105,15 +105,17 @@ class EnvhubJumanjiState:
 
 class EnvhubJumanjiEnv(Exported, Environment[Any, Any, Any]):  # type: ignore[misc,unused-ignore]
     """An unbatched JAX-native envhub env behind jumanji's ``Environment`` API, made by ``to_jumanji`` (see the module
-    docstring). A multi-agent env has ``agents``, ``num_agents``, ``time_limit`` and ``action_dim`` (Mava's)."""
+    docstring). It has ``time_limit`` (a jumanji env's); a multi-agent one also ``agents``, ``num_agents`` and
+    ``action_dim`` (Mava's)."""
 
     def __init__(self, made: Made):
         self.made, self.env = made, leaving_restarts(made.env)  # jumanji's auto-reset wrappers restart episodes
         env = self.env
         self.layout = Agents(env, made.flags["add_global_state"]) if env.agents else None
+        self.time_limit = time_limit(env)  # as a jumanji env's (Mava's wrappers read it)
         if self.layout is not None:
             self.agents, self.num_agents = self.layout.agents, self.layout.num_agents
-            self.time_limit, self.action_dim = self.layout.time_limit, self.layout.action_dim
+            self.action_dim = self.layout.action_dim
         self._shape = () if self.layout is None else (self.layout.num_agents,)
         super().__init__()  # jumanji's: reads the specs, so a space without a jumanji counterpart is refused here
 

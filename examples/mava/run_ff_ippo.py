@@ -22,7 +22,9 @@ edited. ``--maker``:
 - ``mava-specs`` (``--suite jumanji``): the shipped jumanji line inside ``SpecMethods``: Mava's own jumanji path fails
   on jumanji 1.1.2 the same way.
 - ``envhub-attrs`` (``--suite jumanji``): ``envhub-specs`` plus ``num_agents`` and ``time_limit``, which Mava's
-  jumanji wrappers read from the raw env and the single-agent export of ``jumanji/LevelBasedForaging-v0`` lacks.
+  jumanji wrappers read from the raw env; the single-agent export of ``jumanji/LevelBasedForaging-v0`` lacked both
+  when these runs were made and has ``time_limit`` since (a jumanji env's attribute), ``num_agents`` still not (envhub's
+  LBF is single-agent: one joint action).
 
 Two import-time stand-ins, because Mava's requirements name git builds the package index does not have:
 ``gigastep`` (``make_env`` imports ``ScenarioBuilder`` at module level; the index's gigastep 0.0.1 is an empty
