@@ -19,14 +19,16 @@ import pytest
 stoa = pytest.importorskip("stoa", reason="sebulba_factory needs stoa-env: pip install 'envhub[stoa]'")
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from stoa import StepType  # noqa: E402
 from stoa.core_wrappers.episode_metrics import get_final_step_metrics  # noqa: E402
 
 import envhub  # noqa: E402
-from envhub import interop  # noqa: E402
+from envhub import interop, spaces  # noqa: E402
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError, MissingDependencyError  # noqa: E402
 from envhub.interop.compiled import Runner  # noqa: E402
+from envhub.plugin import JaxEnvironment, JaxStep, hookimpl  # noqa: E402
 from envhub.wrappers import RecordEpisodeStatistics  # noqa: E402
 
 N, STEPS, LIMIT, SEEDS = 2, 20, 12, [3, 4]
@@ -152,6 +154,42 @@ def test_envpool_through_the_factory_reports_envpools_own_episode_statistics(mon
     again = envs.reset(seed=SEEDS)  # the same host env restarts: no second pool
     assert envs.env.live_host_envs() == 1 and again.observation.shape == first.observation.shape
     envs.close()
+
+
+class Scored(JaxEnvironment):
+    """Each step scores 4 points and rewards the clipped score, 1, with the score in ``info["reward"]`` (as envpool's
+    Atari with ``reward_clip=True``); episodes of 3 steps."""
+
+    def __init__(self, num_envs: int | None = None):
+        box = spaces.Box(-np.inf, np.inf, ())
+        super().__init__(observation_space=box, action_space=spaces.Discrete(2), num_envs=num_envs, max_episode_steps=3)
+
+    def _reset_one(self, key: jax.Array) -> tuple[Any, Any]:
+        return jnp.float32(0.0), jnp.float32(0.0)
+
+    def _step_one(self, key: jax.Array, x: Any, action: Any) -> JaxStep:
+        return JaxStep(state=x + 1, obs=x + 1, reward=jnp.float32(1.0), terminated=False, truncated=False,
+                       info={"reward": jnp.float32(4.0)})  # fmt: skip
+
+
+class ScoredPlugin:
+    @hookimpl
+    def envhub_register_envs(self, register: Any) -> None:
+        register("Scored-v0", Scored)
+
+
+def test_an_episode_return_counts_the_score_where_the_env_gives_it_beside_a_clipped_reward():
+    envhub.register_backend("scored", ScoredPlugin(), replace=True)
+    try:
+        envs = interop.sebulba_factory("scored/Scored-v0")(N)
+        envs.reset(seed=SEEDS)
+        last = [envs.step(np.zeros(N, np.int32)) for _ in range(3)][-1]
+    finally:
+        envhub.unregister_backend("scored")
+    metrics = last.extras["metrics"]
+    assert metrics["is_terminal_step"].all() and (last.step_type == TRUNCATED).all()
+    np.testing.assert_array_equal(metrics["episode_return"], [12.0, 12.0])  # the score, as Stoix's EnvPoolToStoa
+    np.testing.assert_array_equal(last.reward, [1.0, 1.0])  # what the learner gets stays the clipped reward
 
 
 def test_bad_arguments_are_refused_naming_the_fix():

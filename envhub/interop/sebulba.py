@@ -13,7 +13,9 @@ call per step), any other env (JAX-native, ALE) by one compiled call per step (`
   ``observation`` is the next episode's first where an episode ended, and ``extras["next_obs"]`` is the observation
   each step reached (``ts.final_obs``), the key Stoa's ``AutoResetWrapper(next_obs_in_extras=True)`` uses.
 - ``extras["metrics"]`` is Stoix's: ``episode_return`` and ``episode_length`` of the episode that ended at this step
-  where ``is_terminal_step`` (else the last finished episode's, 0 before any), counted per env from ``reset``.
+  where ``is_terminal_step`` (else the last finished episode's, 0 before any), counted per env from ``reset``. The
+  return sums ``info["reward"]`` where the env gives it (``SCORE``: envpool's Atari, the game's score before
+  ``reward_clip``), as Stoix's ``EnvPoolToStoa`` does, else the reward.
   The other entries of ``extras`` are the env's ``info``.
 - Arrays: with ``device`` given to ``sebulba_factory`` (a JAX device), every array of a TimeStep is placed there and
   JAX-native envs step there; with ``None`` (the default) the TimeStep holds NumPy arrays on the host, as Stoix's own
@@ -47,6 +49,9 @@ except ImportError as exc:  # pragma: no cover - exercised when stoa-env is abse
     raise library_missing("sebulba_factory", "stoa-env", "stoa") from exc
 
 from envhub.interop.stoa_export import to_stoa_space  # noqa: E402 (needs stoa, checked above)
+
+#: The info key of an env's unclipped reward (envpool's): what the episode return counts where an env has it.
+SCORE = "reward"
 
 TARGET = Target(
     "sebulba_factory",
@@ -185,7 +190,8 @@ class SebulbaVectorEnv(Exported):
         done = terminated | truncated
         kind = np.where(truncated, stoa.StepType.TRUNCATED, stoa.StepType.MID).astype(np.int8)
         kind = np.where(terminated, stoa.StepType.TERMINATED, kind).astype(np.int8)
-        returns = self._running[0] + np.asarray(ts.reward, np.float32).reshape(self.num_envs)
+        score = ts.info.get(SCORE, ts.reward)  # the game's score where the env gives it beside a clipped reward
+        returns = self._running[0] + np.asarray(score, np.float32).reshape(self.num_envs)
         lengths = self._running[1] + 1
         self._last = (np.where(done, returns, self._last[0]), np.where(done, lengths, self._last[1]))
         self._running = (np.where(done, 0, returns).astype(np.float32), np.where(done, 0, lengths).astype(np.int32))
@@ -217,4 +223,4 @@ class SebulbaVectorEnv(Exported):
         return f"SebulbaVectorEnv({self.env!r}, device={_name(self.device)!r})"
 
 
-__all__ = ["TARGET", "SebulbaFactory", "SebulbaVectorEnv", "all_devices", "jax_device", "sebulba_factory"]
+__all__ = ["SCORE", "TARGET", "SebulbaFactory", "SebulbaVectorEnv", "all_devices", "jax_device", "sebulba_factory"]
