@@ -151,6 +151,8 @@ def test_envpool_through_the_factory_reports_envpools_own_episode_statistics(mon
         assert metrics["episode_return"][i] == sum(r[1][i] for r in raw_steps[: end + 1])
         np.testing.assert_array_equal(steps[end].extras["next_obs"][i], raw_steps[end][0][i])  # the obs reached
     raw.close()
+    # envpool's arrays are handed on uncopied (new every step, as the comparison above shows), read-only
+    assert not steps[0].observation.flags.writeable and not steps[0].extras["next_obs"].flags.writeable
     again = envs.reset(seed=SEEDS)  # the same host env restarts: no second pool
     assert envs.env.live_host_envs() == 1 and again.observation.shape == first.observation.shape
     envs.close()

@@ -48,6 +48,9 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
     """
 
     is_jax_native = False
+    host_arrays_owned = False
+    """A backend sets ``True`` where the arrays its ``_host_reset``/``_host_step`` return are new on every call (it never
+    writes them again): code stepping it from Python (``envhub.host.loop``) then hands them on without a copy."""
 
     def __init__(
         self,

@@ -4,7 +4,10 @@ The exports that drive an env from Python (the Sebulba factory) go through a com
 (``envhub.interop.compiled.Runner``); for a ``HostEnvironment`` that call only reaches the host again,
 through a callback. ``HostLoop`` skips the round trip: it runs the bridge's host side directly
 (``HostBridge.run``, the same code the callback runs, with the same checks, errors and same-step
-auto-reset) and returns the ``TimeStep`` as NumPy arrays of the env's declared shapes and dtypes.
+auto-reset) and returns the ``TimeStep`` as read-only NumPy arrays of the env's declared shapes and dtypes: copies of
+what the backend returned, or, for a backend whose arrays are new on every call (``host_arrays_owned``), those
+arrays themselves (one value the backend returns in two places, ``obs`` and ``final_obs`` where no episode ended,
+is then one array in both).
 It owns one live host env of ``env`` (made by the first ``reset``) and keeps its state itself.
 """
 
@@ -58,11 +61,18 @@ class HostLoop:
         if self.env.closed:
             raise ClosedEnvironmentError(self.env.id, op)
         values = self._bridge.run(op, handle, version, payload)
-        # copied: a backend may hand out buffers it writes again on its next step
-        leaves = [np.array(host_callback.exact(v, s), copy=True) for v, s in zip(values, self._leaves)]
+        owned = self.env.host_arrays_owned  # else copied: the backend may write its buffers again on its next step
+        leaves = [_read_only(host_callback.exact(v, s), owned) for v, s in zip(values, self._leaves)]
         state, ts = jax.tree.unflatten(self._treedef, leaves)
         self._state = (np.asarray(state.handle), np.asarray(state.version))
         return ts
+
+
+def _read_only(value: np.ndarray, owned: bool) -> np.ndarray:
+    """``value`` (a copy of it unless ``owned``) as a read-only array: a value handed out in two places stays one."""
+    out = value.view() if owned else np.array(value, copy=True)
+    out.flags.writeable = False
+    return out
 
 
 __all__ = ["HostLoop"]

@@ -64,6 +64,7 @@ class EnvpoolEnvironment(HostEnvironment):
     """``num_envs`` (or one) envpool environments with same-step auto-reset; see the module docstring."""
 
     render_modes = ("rgb_array",)
+    host_arrays_owned = True  # envpool's recv makes new arrays every call; the spares copy wherever they write
 
     def __init__(self, task: str, num_envs: int | None = None, *, fast_path: bool = True, **kwargs: Any):
         self.id = f"envpool/{task}"
