@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -115,17 +114,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("overrides", nargs="*", help="Stoix hydra overrides (after --)")
     args = parser.parse_args(argv)
 
-    import hydra
     import jax
-    from omegaconf import OmegaConf
     from stoix.utils import make_env
+    from stoix_config import compose  # beside this script
 
-    config_dir = Path("stoix/configs/default/anakin").resolve()
-    if not config_dir.is_dir():
-        sys.exit(f"run this from Stoix's source root (no {config_dir}); see the docstring")
-    with hydra.initialize_config_dir(config_dir=str(config_dir), version_base="1.2"):
-        cfg = hydra.compose(SYSTEMS[args.system], overrides=args.overrides)
-    OmegaConf.set_struct(cfg, False)
+    cfg = compose("anakin", SYSTEMS[args.system], args.overrides)
     suite = cfg.env.env_name
     if args.maker == "envhub":
         make_env.ENV_MAKERS[suite] = suite_maker(envhub_build(suite))

@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -138,16 +137,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("overrides", nargs="*", help="Stoix hydra overrides (after --)")
     args = parser.parse_args(argv)
 
-    import hydra
     import jax
-    from omegaconf import OmegaConf
+    from stoix_config import compose  # beside this script
 
-    config_dir = Path("stoix/configs/default/sebulba").resolve()
-    if not config_dir.is_dir():
-        sys.exit(f"run this from Stoix's source root (no {config_dir}); see the docstring")
-    with hydra.initialize_config_dir(config_dir=str(config_dir), version_base="1.2"):
-        cfg = hydra.compose("default_ff_ppo.yaml", overrides=args.overrides)
-    OmegaConf.set_struct(cfg, False)
+    cfg = compose("sebulba", "default_ff_ppo.yaml", args.overrides)
     added = jax_compat()
 
     from stoix.utils import make_env
