@@ -39,8 +39,9 @@ def checked_params(
             f"params were given, but {env_id!r} has no parameters (its default_params is None); "
             f"leave params out, or set what it has through envhub.make's kwargs (docs/params.md)."
         )
+    want: Any = jax.tree.structure(default)  # Any: jaxlib's PyTreeDef has no type mypy resolves (core.tree)
     if not same_structure(default, params):
-        want, got = jax.tree.structure(default), jax.tree.structure(params)
+        got = jax.tree.structure(params)
         difference = _difference(default, params, "params") or f"env.default_params is {want}"
         raise InvalidArgumentError(
             f"params of {env_id!r} have the structure {got}, not that of env.default_params: {difference}; "
@@ -58,7 +59,7 @@ def checked_params(
                 f"{name} of {env_id!r} has the value {bad!r}; it must be {rule} (env.params_bounds). "
                 f"Give values in that range."
             )
-    return jax.tree.unflatten(jax.tree.structure(default), cast)
+    return jax.tree.unflatten(want, cast)
 
 
 def checked_where(env_id: str, method: str, where: Any, num_envs: int | None) -> jax.Array:
