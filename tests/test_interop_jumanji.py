@@ -4,6 +4,7 @@ wrappers on it, a jumanji env matching the raw one seed for seed, Mava's multi-a
 
 Cheap on purpose: a toy env (Corridor) for the wrappers, one compiled program per test at most."""
 
+import dataclasses
 import pickle
 
 import jax
@@ -153,6 +154,34 @@ def test_a_simultaneous_env_in_mavas_layout_is_truncated_with_discount_one():
         InvalidArgumentError, match=r"have different observation spaces .* one axis; use envhub.interop.to_jaxmarl"
     ):
         to_jumanji(envhub.make("jaxmarl/MPE_simple_adversary_v3"))  # an adversary sees less than the agents
+
+
+@pytest.mark.requires_plugin("jaxmarl")
+def test_smax_in_mavas_layout_says_won_episode_where_mava_reads_it_by_mavas_rule():
+    """Mava 57c8e64's evaluator reads ``extras["won_episode"]`` (``log_win_rate``, SMAX's default), a newer Mava
+    ``extras["env_metrics"]["won_episode"]``: one bool per step, False at reset, and on an unfinished, a won and a lost
+    step (3m, one side wiped out before it) what Mava's ``SmaxWrapper`` gives from the same step's rewards."""
+    from jaxmarl.environments.smax import map_name_to_scenario
+    from jumanji.types import StepType
+
+    env = to_jumanji(envhub.make("jaxmarl/HeuristicEnemySMAX", scenario=map_name_to_scenario("3m")))
+    state, first = env.reset(KEY)
+    assert first.extras["won_episode"].shape == () and first.extras["won_episode"].dtype == jnp.bool_
+    assert not first.extras["won_episode"] and not first.extras["env_metrics"]["won_episode"]
+    outer = state.env_state.env  # HeuristicEnemySMAX's state, SMAX's inside
+
+    def wiped_out(enemies):
+        side = (jnp.arange(6) >= 3) == enemies  # 3m: units 0-2 the allies (the agents), 3-5 the enemies
+        smax = outer.state.replace(unit_health=jnp.where(side, 0.0, outer.state.unit_health))
+        smax = smax.replace(unit_alive=outer.state.unit_alive & ~side)
+        return dataclasses.replace(state, env_state=dataclasses.replace(state.env_state, env=outer.replace(state=smax)))
+
+    states = jax.tree.map(lambda *xs: jnp.stack(xs), state, wiped_out(True), wiped_out(False))
+    _, ts = jax.jit(jax.vmap(env.step))(states, jnp.zeros((3, 3), jnp.int32))
+    mava = (ts.step_type == StepType.LAST) & jnp.all(ts.reward >= 1.0, axis=1)  # mava/wrappers/jaxmarl.py, SmaxWrapper
+    assert ts.step_type.tolist() == [StepType.MID, StepType.LAST, StepType.LAST]
+    assert ts.extras["won_episode"].tolist() == mava.tolist() == [False, True, False]
+    assert ts.extras["env_metrics"]["won_episode"].tolist() == [False, True, False]
 
 
 @pytest.mark.requires_plugin("pgx")

@@ -13,7 +13,7 @@ observation ``{"observation", "legal_action_mask", "current_player"}``, one acti
 - rewards and discounts have one value per agent: the discount is 0 where the episode terminated or that agent is
   done on its own (``info["agent_done"]``, an SMAX unit that died), 1 where the episode was cut by a time limit;
 - the env's info is ``extras["env_metrics"]`` (Mava reads it beside its ``episode_metrics``), an entry keyed by agent
-  stacked in agent order.
+  stacked in agent order; an info entry Mava's systems read at the top of ``extras`` (``TOP_LEVEL``) is there too.
 
 Mava takes homogeneous agents only: every agent's view and action space must be the same.
 """
@@ -42,6 +42,10 @@ from envhub.interop.jumanji_specs import (
 
 #: The keys of an agent's observation that carries its legal-action mask (docs/multi-agent.md).
 MASKED_KEYS = {"observation", "legal_action_mask"}
+#: Info entries Mava's systems read at the top of ``extras``: ``won_episode`` (envhub-jaxmarl's SMAX info, one bool
+#: per step), which Mava's evaluator reads as ``timesteps.extras["won_episode"]`` where its env config has
+#: ``log_win_rate`` (SMAX's default), and where Mava's own ``SmaxWrapper`` puts it.
+TOP_LEVEL = ("won_episode",)
 #: ``time_limit`` of an env without one (Mava reads it for ``step_count``'s spec).
 NO_LIMIT = 2**31 - 1
 
@@ -156,7 +160,7 @@ class Agents:
             for k, v in info.items()
             if k != "agent_done"
         }
-        return {"env_metrics": stacked}
+        return {"env_metrics": stacked, **{k: info[k] for k in TOP_LEVEL if k in info}}
 
 
 def _homogeneous(env_id: str, what: str, per_agent: dict[str, spaces.Space]) -> Any:
@@ -174,4 +178,4 @@ def _keys(space: spaces.Space) -> set[str]:
     return set(space.spaces) if isinstance(space, spaces.Tree) and isinstance(space.spaces, dict) else set()
 
 
-__all__ = ["MASKED_KEYS", "NO_LIMIT", "Agents", "time_limit"]
+__all__ = ["MASKED_KEYS", "NO_LIMIT", "TOP_LEVEL", "Agents", "time_limit"]

@@ -57,9 +57,15 @@ figures in ``examples/runs/mava_ff_ippo/metrics.json`` come from these, ``--make
     ... --suite jumanji --maker envhub-attrs --out run.json -- env=lbf system.seed=42 system.total_timesteps=1e6 \\
         system.rollout_length=64 arch.num_evaluation=10 arch.num_eval_episodes=32 arch.absolute_metric=False
 
-``env.log_win_rate=False``: with it (smax.yaml's default) Mava's evaluator reads ``timestep.extras["won_episode"]``,
-which its ``SmaxWrapper`` sets and the export does not (``KeyError: 'won_episode'``). Any other JaxMARL id envhub maps
-trains through the changed line, one Mava 57c8e64 has no wrapper for included (``env.env_name`` is then a label)::
+``env.log_win_rate=False env.eval_metric=episode_return``: how the recorded runs were made (both makers), when the
+export lacked the ``timestep.extras["won_episode"]`` that Mava's evaluator reads with smax.yaml's default
+``log_win_rate=True`` (``KeyError: 'won_episode'``). The export has it since (envhub-jaxmarl's SMAX
+``info["won_episode"]``, at the top of ``extras`` as Mava's ``SmaxWrapper`` puts it), so smax.yaml's defaults
+(``log_win_rate=True``, ``eval_metric=win_rate``) run unchanged: the first command above without those two overrides,
+with ``system.total_timesteps=1e5 arch.num_evaluation=3`` (2026-11-29, not the recorded config, which was not rerun),
+ran in 75 s (the whole process, on 2 shared CPU cores) and logged Mava's win rate 0.0, 6.25 and 9.375 % at its three
+evaluations. Any other JaxMARL id envhub maps trains through the changed line, one Mava 57c8e64 has no wrapper for
+included (``env.env_name`` is then a label)::
 
     ... --suite jaxmarl --maker envhub-specs --out run.json -- env=smax env.env_name=MPE \\
         env.scenario.name=MPE_simple_spread_v3 '~env.kwargs.see_enemy_actions' '~env.kwargs.walls_cause_death' \\

@@ -192,6 +192,12 @@ def test_smax_wins_and_losses_are_terminated_the_limit_truncated_masks_are_jaxma
     np.testing.assert_array_equal(ts.terminated, done & wiped)
     np.testing.assert_array_equal(ts.truncated, done & ~wiped)
     assert np.asarray(ts.terminated).any() and np.asarray(ts.truncated).any(), "both ends must happen"
+    # info["won_episode"]: jaxmarl's win (enemies wiped out, an ally alive), which is Mava's SmaxWrapper rule on the
+    # same rewards (LAST & every agent's reward >= 1); random play loses here (a won step: tests/test_interop_jumanji.py)
+    won = np.asarray(ts.info["won_episode"])
+    assert won.dtype == np.bool_ and won.shape == done.shape
+    np.testing.assert_array_equal(won, done & alive[..., :3].any(-1) & ~alive[..., 3:].any(-1))
+    np.testing.assert_array_equal(won, done & np.all([np.asarray(rewards[a]) >= 1.0 for a in env.agents], axis=0))
 
 
 def test_hanabi_ends_are_terminations_with_jaxmarl_legal_moves():

@@ -89,7 +89,8 @@ AGENT_RANGES = {"hanabi": (2, 5)}
 class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     """One JaxMARL environment on envhub's JAX base: jaxmarl's ``reset`` and ``step_env`` (its auto-reset
     ``step`` is not used: the base resets in the same step). Observations, actions and rewards are dicts
-    keyed by ``agents``; ``info["agent_done"]`` keeps jaxmarl's per-agent dones (an SMAX unit that died)."""
+    keyed by ``agents``; ``info["agent_done"]`` keeps jaxmarl's per-agent dones (an SMAX unit that died); SMAX adds
+    ``info["world_state"]`` and ``info["won_episode"]`` (``_won``)."""
 
     def __init__(
         self,
@@ -179,6 +180,8 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         info = {**infos, "agent_done": {a: dones[a] for a in self.agents}}
         if isinstance(obs, dict) and "world_state" in obs:  # SMAX: the global state, for centralised critics
             info["world_state"] = obs["world_state"]
+        if self.family == "smax":
+            info["won_episode"] = self._won(state)
         return JaxStep(
             state=state,
             obs=self._observation(obs, state),
@@ -201,9 +204,27 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
         """Whether the episode ended for a reason other than the time limit."""
         if self.family == "hanabi":
             return jnp.asarray(True)
+        allies, enemies = self._sides_alive(state)
+        return ~allies | ~enemies
+
+    def _won(self, state: Any) -> jax.Array:
+        """SMAX's ``info["won_episode"]``: the allies (the first ``num_allies`` units: HeuristicEnemySMAX's agents)
+        won the battle on this step, every enemy unit dead and an ally alive. This is jaxmarl 0.2.0's own win
+        condition (``SMAX.compute_reward``: ``won_battle & ~lost_battle``, where it pays ``won_battle_bonus``); such
+        a step ends the episode (``terminated``), so the value is True only on an episode's last step. Mava's
+        ``SmaxWrapper`` derives it from rewards (``LAST & all(reward >= 1.0)``, its ``log_win_rate``), jaxmarl's
+        ``SMAXLogWrapper`` likewise (``reward >= 1.0``). With the default ``won_battle_bonus=1.0`` the rules agree
+        on the allies' rewards except on a draw (both sides wiped out on one step) in which every enemy went from full
+        health to dead (a damage reward of 1.0); on ``SMAX``, where the enemies are agents too, this is still the
+        allies' win."""
+        allies, enemies = self._sides_alive(state)
+        return allies & ~enemies
+
+    def _sides_alive(self, state: Any) -> tuple[jax.Array, jax.Array]:
+        """Whether any ally and whether any enemy unit is alive in SMAX's ``state``."""
         smax, inner = _inner(self.marl_env), getattr(state, "state", state)  # HeuristicEnemySMAX wraps SMAX
         alive = inner.unit_alive
-        return ~jnp.any(alive[: smax.num_allies]) | ~jnp.any(alive[smax.num_allies :])
+        return jnp.any(alive[: smax.num_allies]), jnp.any(alive[smax.num_allies :])
 
 
 def env_classes(name: str) -> list[type]:
