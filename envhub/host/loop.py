@@ -62,15 +62,20 @@ class HostLoop:
             raise ClosedEnvironmentError(self.env.id, op)
         values = self._bridge.run(op, handle, version, payload)
         owned = self.env.host_arrays_owned  # else copied: the backend may write its buffers again on its next step
-        leaves = [_read_only(host_callback.exact(v, s), owned) for v, s in zip(values, self._leaves)]
+        leaves = [_read_only(v, s, owned) for v, s in zip(values, self._leaves)]
         state, ts = jax.tree.unflatten(self._treedef, leaves)
-        self._state = (np.asarray(state.handle), np.asarray(state.version))
+        self._state = (state.handle, state.version)
         return ts
 
 
-def _read_only(value: np.ndarray, owned: bool) -> np.ndarray:
-    """``value`` (a copy of it unless ``owned``) as a read-only array: a value handed out in two places stays one."""
-    out = value.view() if owned else np.array(value, copy=True)
+def _read_only(value: Any, struct: jax.ShapeDtypeStruct, owned: bool) -> np.ndarray:
+    """``value`` as a read-only array of ``struct``'s shape and dtype, a copy unless ``owned`` (a value handed out in
+    two places stays one array)."""
+    if owned and type(value) is np.ndarray and value.dtype == struct.dtype and value.shape == struct.shape:
+        out = value.view()  # the common case, without exact's checks
+    else:
+        value = host_callback.exact(value, struct)
+        out = value.view() if owned else np.array(value, copy=True)
     out.flags.writeable = False
     return out
 

@@ -133,6 +133,11 @@ def _name(device: Any) -> str | None:
     return None if device is None else str(device)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # handed out and kept by the actor while this env goes on
+    return a
+
+
 def _factory_again(env_id: str, device: str | None, make_kwargs: dict[str, Any]) -> SebulbaFactory:
     return sebulba_factory(env_id, device=device, **make_kwargs)  # a JAX device pickles by its name
 
@@ -152,8 +157,16 @@ class SebulbaVectorEnv(Exported):
         self._runner = HostRunner(self.env, 0) if host else Runner(self.env, 0)  # key stream until reset(seed=...)
         self._action_space = to_stoa_space(self.env.single_action_space, "the action space")
         self._observation_space = to_stoa_space(self.env.single_observation_space, "the observation space")
-        self._running = (np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32))
-        self._last = self._running
+        n = num_envs
+        # the arrays of a step where no episode ends are the same each step: made once, read-only
+        self._quiet = (_read_only(np.full(n, stoa.StepType.MID, np.int8)), _read_only(np.ones(n, np.float32)))
+        self._not_done = _read_only(np.zeros(n, bool))
+        self._start_counting()
+
+    def _start_counting(self) -> None:
+        """Every env's running episode return and length (private, counted in place) and the last finished ones."""
+        self._returns, self._lengths = np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32)
+        self._last = (_read_only(np.zeros(self.num_envs, np.float32)), _read_only(np.zeros(self.num_envs, np.int32)))
 
     def reset(self, *, seed: Any = None, options: Any = None) -> Any:
         """Start every env anew: ``seed`` a list of ``num_envs`` ints (Stoix's), one int, or ``None`` (the key
@@ -171,10 +184,9 @@ class SebulbaVectorEnv(Exported):
             )
         with self._on_device():
             ts = self._runner.reset(seed)
-        zeros = np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, np.int32)
-        self._running = self._last = zeros
-        kind = np.full(self.num_envs, stoa.StepType.FIRST, np.int8)
-        return self._timestep(kind, np.ones(self.num_envs, np.float32), ts, ts.obs, np.zeros(self.num_envs, bool))
+        self._start_counting()
+        kind = _read_only(np.full(self.num_envs, stoa.StepType.FIRST, np.int8))
+        return self._timestep(kind, self._quiet[1], ts, ts.obs, self._not_done)
 
     def step(self, action: Any) -> Any:
         """Step every env (envhub auto-resets the ones whose episode ends, in this step); the TimeStep on the device.
@@ -186,17 +198,22 @@ class SebulbaVectorEnv(Exported):
         with self._on_device():
             ts = self._runner.step(np.asarray(action))
         reached = TARGET.final_obs(self.env.id, ts)
+        score = ts.info.get(SCORE, ts.reward)  # the game's score where the env gives it beside a clipped reward
+        self._returns += np.asarray(score, np.float32).reshape(self.num_envs)
+        self._lengths += 1
         terminated, truncated = np.asarray(ts.terminated, bool), np.asarray(ts.truncated, bool)
         done = terminated | truncated
-        kind = np.where(truncated, stoa.StepType.TRUNCATED, stoa.StepType.MID).astype(np.int8)
-        kind = np.where(terminated, stoa.StepType.TERMINATED, kind).astype(np.int8)
-        score = ts.info.get(SCORE, ts.reward)  # the game's score where the env gives it beside a clipped reward
-        returns = self._running[0] + np.asarray(score, np.float32).reshape(self.num_envs)
-        lengths = self._running[1] + 1
-        self._last = (np.where(done, returns, self._last[0]), np.where(done, lengths, self._last[1]))
-        self._running = (np.where(done, 0, returns).astype(np.float32), np.where(done, 0, lengths).astype(np.int32))
+        if not done.any():  # most steps: no counter is handed out anew, the step types and discounts are constants
+            return self._timestep(*self._quiet, ts, reached, self._not_done)
+        kind = np.full(self.num_envs, stoa.StepType.MID, np.int8)
+        kind[truncated], kind[terminated] = stoa.StepType.TRUNCATED, stoa.StepType.TERMINATED
+        self._last = (
+            _read_only(np.where(done, self._returns, self._last[0])),
+            _read_only(np.where(done, self._lengths, self._last[1])),
+        )
+        self._returns[done], self._lengths[done] = 0, 0
         discount = np.where(terminated, 0.0, 1.0).astype(np.float32)
-        return self._timestep(kind, discount, ts, reached, done)
+        return self._timestep(kind, discount, ts, reached, _read_only(done))
 
     def _timestep(self, kind: np.ndarray, discount: np.ndarray, ts: Any, reached: Any, done: np.ndarray) -> Any:
         metrics = {"episode_return": self._last[0], "episode_length": self._last[1], "is_terminal_step": done}

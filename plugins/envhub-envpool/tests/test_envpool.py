@@ -450,3 +450,19 @@ def test_eager_fast_path_compiles_nothing_per_step_or_per_env_and_keeps_rss_flat
     gc.collect()
     assert len(compiles) == base_compiles, compiles[base_compiles:]
     assert rss_mb() - base_rss < 5.0  # 30 cycles; the benchmark runs 1,000
+
+
+def test_rows_out_of_logical_order_move_in_place_once_and_read_only_arrays_are_copied():
+    from envhub_envpool.spares import in_logical_order
+
+    pool_ids = np.array([4, 1, 5], np.int32)  # logical env i plays in envpool env pool_ids[i] (of 2 * 3)
+    eid = np.array([5, 1, 4], np.int32)  # recv's rows: envpool env 5 first, then 1, then 4
+    obs = np.arange(6).reshape(3, 2) + 10 * eid[:, None]  # row r carries its envpool env's id
+    frozen = eid.astype(np.float32)
+    frozen.flags.writeable = False
+    out_obs, out_alias, out_frozen = in_logical_order(pool_ids, eid, (obs, obs, frozen))
+    want = np.arange(6).reshape(3, 2)[[2, 1, 0]] + 10 * pool_ids[:, None]
+    assert out_obs is obs and np.array_equal(obs, want)  # moved within recv's array
+    assert out_alias is obs  # one array in two places is permuted once, not back
+    assert out_frozen is not frozen and np.array_equal(out_frozen, pool_ids) and np.array_equal(frozen, eid)
+    assert in_logical_order(pool_ids, pool_ids, (obs,))[0] is obs  # in order: untouched

@@ -44,10 +44,12 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
     """Apply one ``recv``'s ``rows`` (see ``Layout.row``); ``refill(token, ids) -> (token, rows)`` resets ``ids``."""
     n = layout.n
     eid, obs, reward, terminated, truncated, info = rows
-    arange = xp.arange(n, dtype=np.int32)
-    pos = scatter(xp, xp.zeros(2 * n, np.int32), pool_ids, arange)
-    order = scatter(xp, xp.zeros(n, np.int32), pos[eid], arange)  # the row of each logical env
-    if xp is not np or not (order == arange).all():  # on the host, rows already in logical order are not copied
+    if xp is np:  # on the host, only the rows out of logical order move, in place (recv's arrays are new each call)
+        obs, reward, terminated, truncated, info = in_logical_order(
+            pool_ids, eid, (obs, reward, terminated, truncated, info)
+        )
+    else:
+        order = logical_order(xp, n, pool_ids, eid)
         obs, info = take(obs, order), take(info, order)
         reward, terminated, truncated = reward[order], terminated[order], truncated[order]
     done = terminated | truncated
@@ -82,6 +84,32 @@ def advance(xp: Any, cond: Cond, layout: Layout, pool_ids: Any, fresh: Any, firs
             info=started(xp, done, new, first["info"], info),
         ),
     )
+
+
+def logical_order(xp: Any, n: int, pool_ids: Any, eid: Any) -> Any:
+    """The row of ``recv``'s output (envpool env ids ``eid``) that holds each logical env."""
+    arange = xp.arange(n, dtype=np.int32)
+    pos = scatter(xp, xp.zeros(2 * n, np.int32), pool_ids, arange)
+    return scatter(xp, xp.zeros(n, np.int32), pos[eid], arange)
+
+
+def in_logical_order(pool_ids: np.ndarray, eid: np.ndarray, rows: Any) -> Any:
+    """``rows`` (NumPy, leading axis n) in logical order: only the rows out of place are copied, within the arrays
+    (a read-only array is copied whole). envpool's threads finish in any order, but most steps swap a few rows."""
+    moved = np.flatnonzero(eid != pool_ids)
+    if not moved.size:
+        return rows
+    source = logical_order(np, len(pool_ids), pool_ids, eid)[moved]
+    done: dict[int, np.ndarray] = {}  # one array in two places is permuted once
+
+    def reordered(x: np.ndarray) -> np.ndarray:
+        if id(x) not in done:
+            y = x if x.flags.writeable else np.array(x, copy=True)
+            y[moved] = y[source]  # the right side is gathered into a new array first: a permutation in place
+            done[id(x)] = y
+        return done[id(x)]
+
+    return jax.tree.map(reordered, rows)
 
 
 def started(xp: Any, done: Any, new: Any, first: Any, rows: Any) -> Any:
