@@ -466,3 +466,32 @@ def test_rows_out_of_logical_order_move_in_place_once_and_read_only_arrays_are_c
     assert out_alias is obs  # one array in two places is permuted once, not back
     assert out_frozen is not frozen and np.array_equal(out_frozen, pool_ids) and np.array_equal(frozen, eid)
     assert in_logical_order(pool_ids, pool_ids, (obs,))[0] is obs  # in order: untouched
+
+
+@pytest.mark.parametrize("task", ["Pong-v5", "HalfCheetah-v4"])
+def test_the_wire_takes_the_plain_path_and_gives_envpools_own_rows(task):
+    from envhub_envpool.layout import Layout
+    from envhub_envpool.wire import Wire
+
+    lay = Layout.of(f"envpool/{task}", envpool.make_spec(task), 2)
+    pools = [envpool.make(task, env_type="gymnasium", num_envs=2, seed=3) for _ in range(2)]  # sync: rows by id
+    plain, public = Wire(pools[0], lay), Wire(pools[1], lay)
+    assert plain.plain is not None  # the plain path applies to single-player tasks: this test checks it
+    public.plain = None  # envpool's own send and recv
+    ids = np.arange(2, dtype=np.int32)
+    rng = np.random.default_rng(0)
+    try:
+        for pool in pools:
+            pool.async_reset()
+            pool.recv()
+        for _ in range(5):
+            action = rng.integers(0, 2, (2, *lay.action_space.shape)).astype(lay.action_dtype)
+            plain.send(action, ids)
+            public.send(action, ids)
+            got, want = plain.recv(), public.recv()
+            assert jax.tree.structure(got) == jax.tree.structure(want)
+            for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+                assert a.dtype == b.dtype and np.array_equal(a, b)
+    finally:
+        for pool in pools:
+            pool.close()

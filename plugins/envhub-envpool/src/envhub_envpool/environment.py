@@ -42,6 +42,7 @@ from envhub_envpool._shim import import_envpool, xla_available
 from envhub_envpool.layout import Layout, has_64bit
 from envhub_envpool.pool import make_pool, refuse_reserved
 from envhub_envpool.refusals import ValueCheck
+from envhub_envpool.wire import Wire
 from envhub_envpool.xla_path import EnvpoolState, XlaPath
 
 
@@ -50,6 +51,7 @@ class _Pool:
 
     def __init__(self) -> None:
         self.env: Any = None
+        self.wire: Any = None  # a Wire of env
         self.pool_ids: np.ndarray = np.zeros(0, np.int32)
         self.fresh: np.ndarray = np.zeros(0, np.bool_)
         self.first: dict[str, Any] = {}
@@ -200,6 +202,7 @@ class EnvpoolEnvironment(HostEnvironment):
     def _host_reset(self, host: _Pool, seeds: list[int]) -> tuple[Any, dict[str, Any]]:
         if host.env is None:  # init: the pool is created from the key's seeds
             host.env = self._make_pool(seeds)
+            host.wire = Wire(host.env, self._layout)
             obs, info = self._init_rows(host.env)
             host.pool_ids = np.arange(self._n, dtype=np.int32)
             host.fresh = np.arange(2 * self._n) >= self._n
@@ -214,7 +217,7 @@ class EnvpoolEnvironment(HostEnvironment):
         return obs, info
 
     def _host_step(self, host: _Pool, action: Any) -> HostStep:
-        step = spares.numpy_step(self._layout, host.env, host.pool_ids, host.fresh, host.first, action)
+        step = spares.numpy_step(self._layout, host.wire, host.pool_ids, host.fresh, host.first, action)
         host.pool_ids, host.fresh, host.first = step.pool_ids, step.fresh, step.first
         return step.rows
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from envhub.plugin import HostStep, truncated_unless_terminated
 from envhub_envpool.layout import Layout
+from envhub_envpool.wire import Wire
 
 Cond = Callable[[Any, Callable[[Any], Any], Any], Any]  # (predicate, fn, carry) -> fn(carry) or carry
 
@@ -189,13 +190,12 @@ def _expand(mask: Any, like: Any) -> Any:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
 
 
-def numpy_step(layout: Layout, pool: Any, pool_ids: Any, fresh: Any, first: dict[str, Any], action: Any) -> Advanced:
-    """One step of the scheme from Python: envpool's own ``send``/``recv`` on NumPy arrays (no compile)."""
-    zeros = np.zeros((layout.n, *layout.action_space.shape), layout.action_dtype)
+def numpy_step(layout: Layout, wire: Wire, pool_ids: Any, fresh: Any, first: dict[str, Any], action: Any) -> Advanced:
+    """One step of the scheme from Python: envpool's send/recv (``wire``'s) on NumPy arrays (no compile)."""
 
     def refill(token: None, ids: np.ndarray) -> tuple[None, Any]:
-        pool.send(zeros, ids)
-        return None, layout.row(pool.recv())
+        wire.send(np.zeros((layout.n, *layout.action_space.shape), layout.action_dtype), ids)
+        return None, wire.recv()
 
-    pool.send(np.asarray(action, layout.action_dtype), pool_ids)
-    return advance(np, numpy_cond, layout, pool_ids, fresh, first, None, layout.row(pool.recv()), refill)
+    wire.send(action, pool_ids)
+    return advance(np, numpy_cond, layout, pool_ids, fresh, first, None, wire.recv(), refill)

@@ -24,6 +24,7 @@ from envhub.plugin import ClosedEnvironmentError, HostEnvError, StaleStateError,
 from envhub_envpool import spares
 from envhub_envpool.layout import Layout
 from envhub_envpool.refusals import Refusal, ValueCheck, refuse_vmap
+from envhub_envpool.wire import Wire
 
 _pool_ids = itertools.count(1)
 _POOLS: weakref.WeakValueDictionary[int, Bound] = weakref.WeakValueDictionary()  # for host-side resets
@@ -55,7 +56,7 @@ class Bound:
     """A fast-path pool: envpool object, its XLA functions, and the newest step in a JAX Ref."""
 
     def __init__(self, env: Any, layout: Layout):
-        self.env, self.layout = env, layout
+        self.env, self.layout, self.wire = env, layout, Wire(env, layout)  # the wire: eager steps
         self.handle, self.recv, self.send, _ = env.xla()  # RuntimeError if envpool disabled its XLA interface
         self.newest = jax.new_ref(jnp.zeros((), jnp.int32))  # read and written by compiled steps; -1 once closed
 
@@ -170,7 +171,7 @@ class XlaPath:
             first = jax.tree.map(lambda x: lay.unlay(np.asarray(x)), state.first)
             pool_ids, fresh = np.asarray(state.pool_ids).reshape(lay.n), lay.unlay(np.asarray(state.fresh))
             action = np.reshape(np.asarray(action), (lay.n, *lay.action_space.shape))
-            advanced = spares.numpy_step(lay, bound.env, pool_ids, fresh, first, action)
+            advanced = spares.numpy_step(lay, bound.wire, pool_ids, fresh, first, action)
             new_state, ts = jax.device_put(self.pack(state, advanced, np), jax.devices()[0])  # committed, as init's
             bound.newest[...] = np.int32((step + 1) & 0x7FFFFFFF)
             return new_state, ts
