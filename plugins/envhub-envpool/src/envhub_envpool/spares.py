@@ -100,7 +100,9 @@ def in_logical_order(pool_ids: np.ndarray, eid: np.ndarray, rows: Any) -> Any:
     moved = np.flatnonzero(eid != pool_ids)
     if not moved.size:
         return rows
-    source = logical_order(np, len(pool_ids), pool_ids, eid)[moved]
+    row_of = np.empty(2 * len(pool_ids), np.int32)  # envpool env -> its row (rows hold only active envs)
+    row_of[eid] = np.arange(len(eid), dtype=np.int32)
+    source = row_of[pool_ids[moved]]
     done: dict[int, np.ndarray] = {}  # one array in two places is permuted once
 
     def reordered(x: np.ndarray) -> np.ndarray:
