@@ -4,13 +4,17 @@ JaxMARL's contract: ``reset(key) -> (obs, state)`` and ``step(key, state, action
 dones, infos)``, dicts keyed by agent, auto-resetting in the same step (envhub's own reset: ``obs`` is the next
 episode's first after an end). ``dones[agent]`` is the episode's end or that agent's own (``info["agent_done"]``),
 ``dones["__all__"]`` the episode's: ``terminated | truncated``, since JaxMARL folds time limits into ``done``.
-Every leaf of ``infos`` has one value per agent, as JaxMARL's baselines need (they reshape each to
-``(num_envs * num_agents,)``): the env's per-agent entries stacked in agent order, and ``terminated`` and
-``truncated`` as ``(num_agents,)`` arrays. The observations reached live in the state, where baselines do not
-reshape them: ``state.final_observation`` (``{agent: obs reached}``, the obs itself where the episode goes on;
-``None`` with ``keep_final_obs=False`` or an env that drops ``final_obs``): a baseline that bootstraps at time
-limits reads it where ``truncated``. JaxMARL's own contract has no observation reached (its baselines never
-bootstrap), so an env without ``final_obs`` (``DropFinalObs``) is taken (``envhub.interop.contract``).
+Every leaf of ``infos`` leads with one value per agent, as JaxMARL's baselines need (they reshape each to
+``(num_envs * num_agents,)``): the env's entries keyed by agent stacked in agent order, its other entries (SMAX's
+``won_episode``, the coin game's ``inner_episode_done``), ``terminated`` and ``truncated`` repeated for each agent, as
+JaxMARL's ``SMAXLogWrapper`` repeats its episode values. The env's ``info["world_state"]`` (SMAX's global state) is
+``obs["world_state"]``, where jaxmarl's SMAX puts it and JaxMARL's MAPPO reads it. Attributes the export lacks are
+the envhub env's (SMAX's ``state_size`` and ``num_allies``), as JaxMARL's wrappers read their env's. The
+observations reached live in the state, where baselines do not reshape them: ``state.final_observation``
+(``{agent: obs reached}``, the obs itself where the episode goes on; ``None`` with ``keep_final_obs=False`` or an
+env that drops ``final_obs``): a baseline that bootstraps at time limits reads it where ``truncated``. JaxMARL's
+own contract has no observation reached (its baselines never bootstrap), so an env without ``final_obs``
+(``DropFinalObs``) is taken (``envhub.interop.contract``).
 
 An agent's observation ``{"observation", "legal_action_mask"}`` (SMAX, Hanabi, pgx) is its ``observation``, the
 mask its ``get_avail_actions`` (all ones where the env has none). A turn-based game (pgx: one action, the player
@@ -45,6 +49,8 @@ except ImportError as exc:  # pragma: no cover - exercised when jaxmarl is absen
 
 #: The keys of an observation that carries its legal-action mask (docs/multi-agent.md); a turn-based one's: TURN_KEYS.
 MASKED_KEYS = {"observation", "legal_action_mask"}
+#: The info entry of an env's global state (envhub-jaxmarl's SMAX), which JaxMARL's envs give as this observation.
+WORLD_STATE = "world_state"
 
 TARGET = Target(
     "to_jaxmarl",
@@ -119,7 +125,7 @@ class EnvhubMultiAgentEnv(Exported, MultiAgentEnv):  # type: ignore[misc,unused-
     def reset(self, key: jax.Array) -> tuple[dict[str, Any], EnvhubMultiAgentState]:  # type: ignore[override]
         """A new episode: ``(obs, state)``."""
         env_state, ts = self.env.init(key)
-        return self._observe(ts.obs), self._state(env_state, ts)
+        return self._observe(ts.obs, ts.info), self._state(env_state, ts)
 
     def step(  # type: ignore[override]
         self, key: jax.Array, state: EnvhubMultiAgentState, actions: dict[str, Any], reset_state: Any = None
@@ -148,11 +154,11 @@ class EnvhubMultiAgentEnv(Exported, MultiAgentEnv):  # type: ignore[misc,unused-
         done = ts.done
         agent_done = ts.info.get("agent_done", {})
         dones = {a: done | agent_done[a] if a in agent_done else done for a in self.agents}
-        infos = {k: self._stacked(v) if self._per_agent(v) else v for k, v in ts.info.items() if k != "agent_done"}
-        infos["terminated"] = jnp.full((self.num_agents,), ts.terminated)
-        infos["truncated"] = jnp.full((self.num_agents,), ts.truncated)
+        own = {k: v for k, v in ts.info.items() if k not in ("agent_done", WORLD_STATE)}
+        own.update(terminated=ts.terminated, truncated=ts.truncated)
+        infos = {k: self._per_agent(v) for k, v in own.items()}
         rewards = {a: ts.reward[a] for a in self.agents}
-        return self._observe(ts.obs), self._state(env_state, ts), rewards, {**dones, "__all__": done}, infos
+        return self._observe(ts.obs, ts.info), self._state(env_state, ts), rewards, {**dones, "__all__": done}, infos
 
     def step_env(self, key: jax.Array, state: Any, actions: Any) -> tuple[Any, ...]:
         raise NotImplementedError(
@@ -174,10 +180,14 @@ class EnvhubMultiAgentEnv(Exported, MultiAgentEnv):  # type: ignore[misc,unused-
         scalar = {a for a, s in self.action_spaces.items() if isinstance(s, jaxmarl_spaces.Discrete)}
         return {a: jnp.reshape(x, ()) if a in scalar and np.shape(x) == (1,) else x for a, x in actions.items()}
 
-    def _observe(self, obs: Any) -> dict[str, Any]:
-        """JaxMARL's observations of envhub's ``obs``: one per agent, the mask left out where it has one."""
+    def _observe(self, obs: Any, info: Any = None) -> dict[str, Any]:
+        """JaxMARL's observations of envhub's ``obs``: one per agent, the mask left out where it has one; with
+        ``info``, its global state as ``"world_state"`` where it has one (jaxmarl's SMAX's observations)."""
         per_agent = {a: obs for a in self.agents} if self.turn_based else {a: obs[a] for a in self.agents}
-        return {a: o["observation"] for a, o in per_agent.items()} if self._masked else per_agent
+        out = {a: o["observation"] for a, o in per_agent.items()} if self._masked else per_agent
+        if info is not None and WORLD_STATE in info:
+            out[WORLD_STATE] = info[WORLD_STATE]
+        return out
 
     def _state(self, env_state: Any, ts: Any) -> EnvhubMultiAgentState:
         obs = ts.obs
@@ -191,12 +201,24 @@ class EnvhubMultiAgentEnv(Exported, MultiAgentEnv):  # type: ignore[misc,unused-
         avail = {a: mask | (mover != i) for i, a in enumerate(self.agents)}
         return EnvhubMultiAgentState(env_state, avail, mover, reached)
 
-    def _per_agent(self, value: Any) -> bool:
-        return isinstance(value, dict) and set(value) == set(self.agents)
+    def _per_agent(self, value: Any) -> Any:
+        """An info entry as JaxMARL lays infos out, one leading axis over ``agents``: an entry keyed by agent stacked
+        in agent order, any other repeated for each agent."""
+        if isinstance(value, dict) and set(value) == set(self.agents):
+            return jax.tree.map(lambda *xs: jnp.stack(xs), *(value[a] for a in self.agents))
+        return jax.tree.map(lambda x: jnp.broadcast_to(x, (self.num_agents, *jnp.shape(x))), value)
 
-    def _stacked(self, value: dict[str, Any]) -> Any:
-        """An info entry keyed by agent as JaxMARL lays infos out: one leading axis over ``agents``."""
-        return jax.tree.map(lambda *xs: jnp.stack(xs), *(value[a] for a in self.agents))
+    def __getattr__(self, name: str) -> Any:
+        """A public attribute the export lacks is its envhub env's (SMAX's ``state_size``, ``num_allies``: JaxMARL's
+        MAPPO reads them), as JaxMARL's wrappers read their env's; private ones and dunders are never passed on."""
+        if name.startswith("_") or name in ("env", "made", "keep_final_obs"):
+            raise AttributeError(name)
+        try:
+            return getattr(self.env, name)
+        except AttributeError:
+            raise AttributeError(
+                f"the JaxMARL export of {self.env.id!r} has no attribute {name!r}, nor has its envhub env"
+            ) from None
 
     def _num_actions(self, agent: str) -> int:
         space = self.action_spaces[agent]

@@ -90,7 +90,8 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
     """One JaxMARL environment on envhub's JAX base: jaxmarl's ``reset`` and ``step_env`` (its auto-reset
     ``step`` is not used: the base resets in the same step). Observations, actions and rewards are dicts
     keyed by ``agents``; ``info["agent_done"]`` keeps jaxmarl's per-agent dones (an SMAX unit that died); SMAX adds
-    ``info["world_state"]`` and ``info["won_episode"]`` (``_won``)."""
+    ``info["world_state"]`` and ``info["won_episode"]`` (``_won``), and keeps jaxmarl's ``num_allies``,
+    ``num_enemies`` and ``state_size`` (the size of ``info["world_state"]``) as attributes."""
 
     def __init__(
         self,
@@ -121,6 +122,9 @@ class JaxMarlEnvironment(envhub.JaxEnvironment[Any, Any, Any]):
             # reads the attribute only while stepping.
             _inner(self.marl_env).max_steps = limit - extra
         self.agents = tuple(self.marl_env.agents)
+        if family == "smax":  # jaxmarl's SMAX attributes JaxMARL's MAPPO reads (SMAXWorldStateWrapper), via to_jaxmarl
+            smax = _inner(self.marl_env)
+            self.num_allies, self.num_enemies, self.state_size = smax.num_allies, smax.num_enemies, smax.state_size
         self.time_limit = limit if extra is None else _inner(self.marl_env).max_steps + extra
         base_limit = limit if extra is None else None
         first_obs = jax.eval_shape(self.marl_env.reset, jax.random.key(0))[0]
