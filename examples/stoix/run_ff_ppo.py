@@ -39,8 +39,6 @@ envhub ca85685; before, per-dimension bounds, which ``float`` refused).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -114,9 +112,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("overrides", nargs="*", help="Stoix hydra overrides (after --)")
     args = parser.parse_args(argv)
 
-    import jax
     from stoix.utils import make_env
-    from stoix_config import compose  # beside this script
+    from stoix_config import compose, finish  # beside this script
 
     cfg = compose("anakin", SYSTEMS[args.system], args.overrides)
     suite = cfg.env.env_name
@@ -147,14 +144,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "absolute_return": next((e["mean_return"] for e in events if e["event"] == "absolute"), None),
         "train_returns": [e for e in events if e["event"] == "train"],
         "wall_s": round(wall, 2),
-        "jax": jax.__version__,
-        "backend": jax.default_backend(),
-        "cpus": os.cpu_count(),
     }
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("maker", "env", "final_performance", "absolute_return", "wall_s")}))
-    return result
+    return finish(result, args.out, ("maker", "env", "final_performance", "absolute_return", "wall_s"))
 
 
 if __name__ == "__main__":

@@ -57,8 +57,6 @@ Run (from Stoix's source root; ``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python``
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -137,8 +135,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("overrides", nargs="*", help="Stoix hydra overrides (after --)")
     args = parser.parse_args(argv)
 
-    import jax
-    from stoix_config import compose  # beside this script
+    from stoix_config import compose, finish  # beside this script
 
     cfg = compose("sebulba", "default_ff_ppo.yaml", args.overrides)
     added = jax_compat()
@@ -171,14 +168,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "env_steps": env_steps,
         "wall_s": round(wall, 2),
         "steps_per_s": round(env_steps / wall, 1),
-        "jax": jax.__version__,
-        "backend": jax.default_backend(),
-        "cpus": os.cpu_count(),
     }
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("factory", "env", "final_performance", "wall_s", "steps_per_s")}))
-    return result
+    return finish(result, args.out, ("factory", "env", "final_performance", "wall_s", "steps_per_s"))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """What both Stoix examples share: Stoix's own hydra config, composed from Stoix's source root (the working
-directory: its configs live in ``stoix/configs``)."""
+directory: its configs live in ``stoix/configs``), and how a run's result is written."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,3 +22,15 @@ def compose(architecture: str, config: str, overrides: list[str]) -> Any:
         cfg = hydra.compose(config, overrides=overrides)
     OmegaConf.set_struct(cfg, False)
     return cfg
+
+
+def finish(result: dict[str, Any], out: Path | None, summary: tuple[str, ...]) -> dict[str, Any]:
+    """``result`` with the machine's JAX version, backend and CPU count, written to ``out`` (a run file) where given;
+    its ``summary`` keys printed as one JSON line."""
+    import jax
+
+    result.update(jax=jax.__version__, backend=jax.default_backend(), cpus=os.cpu_count())
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in summary}))
+    return result
