@@ -158,6 +158,27 @@ def test_envpool_through_the_factory_reports_envpools_own_episode_statistics(mon
     envs.close()
 
 
+@pytest.mark.requires_plugin("ale")
+def test_ale_through_the_factory_is_stepped_from_python_as_its_compiled_steps():
+    """ALE's host loop (its send/recv, no compiled call per step) plays the episodes the compiled path plays for the
+    same seeds: every frame, reward and step type over time-limit ends (limit 4) equal to ``Runner``'s."""
+    envs = interop.sebulba_factory("ale/Pong-v5", max_episode_steps=4)(N)
+    assert envs.env.host_loop() is not None  # what the factory takes
+    reference = Runner(envhub.make("ale/Pong-v5", num_envs=N, max_episode_steps=4), 0)
+    acts = np.random.default_rng(1).integers(0, 6, (9, N)).astype(np.int32)
+    steps = [envs.reset(seed=SEEDS)] + [envs.step(a) for a in acts]
+    ref = [reference.reset(SEEDS)] + [reference.step(a) for a in acts]
+    for ts, r in zip(steps, ref, strict=True):
+        np.testing.assert_array_equal(ts.observation, r.obs)
+        np.testing.assert_array_equal(ts.reward, r.reward)
+    for ts, r in zip(steps[1:], ref[1:], strict=True):
+        np.testing.assert_array_equal(ts.extras["next_obs"], r.final_obs)
+        np.testing.assert_array_equal(ts.step_type, np.where(r.truncated, TRUNCATED, MID))
+    assert sum(int((ts.step_type == TRUNCATED).sum()) for ts in steps) == 2 * N  # cut at steps 4 and 8
+    reference.env.close()
+    envs.close()
+
+
 class Scored(JaxEnvironment):
     """Each step scores 4 points and rewards the clipped score, 1, with the score in ``info["reward"]`` (as envpool's
     Atari with ``reward_clip=True``); episodes of 3 steps."""

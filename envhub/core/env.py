@@ -15,6 +15,7 @@ from envhub.core.checking import values_checked_by_caller as values_checked_by_c
 from envhub.core.drawing import checked_frames, drawable_index
 from envhub.core.exporting import register_for_export
 from envhub.core.keys import check_key
+from envhub.core.loop import CheckedLoop, Loop
 from envhub.core.params import checked_params, checked_where
 from envhub.core.tree import select
 from envhub.core.types import TimeStep
@@ -95,6 +96,10 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
         from envhub.errors import RenderError
 
         raise RenderError(self.id, "it has no HTML viewer (only brax has one)", "record to .gif or .mp4 instead")
+
+    def _host_loop(self) -> Loop | None:
+        """This env stepped from Python on NumPy arrays (``envhub.core.loop.Loop``), or ``None``: it has no such path."""
+        return None
 
     @property
     def default_params(self) -> Any:
@@ -196,6 +201,13 @@ class Environment(abc.ABC, Generic[State, Obs, Action]):
             raise ClosedEnvironmentError(self.id, "render")
         index = drawable_index(self.id, self.num_envs, state, index)
         return checked_frames(self.id, self._render(state, index), batched=self.num_envs is not None and index is None)
+
+    def host_loop(self) -> CheckedLoop | None:
+        """This env stepped from Python on NumPy arrays, no compiled call per step (``envhub.core.loop``), where its
+        backend has such a path (host backends); ``None`` for others and for a wrapped env (drive them compiled)."""
+        self._check_open("host_loop")
+        loop = self._host_loop() if self.unwrapped is self else None
+        return None if loop is None else CheckedLoop(self, loop)
 
     @property
     def single_action_space(self) -> spaces.Space:

@@ -22,15 +22,12 @@ import numpy as np
 
 from envhub import spaces
 from envhub.core.env import Environment, checks_values_on_host
+from envhub.core.keys import key_to_seeds
 from envhub.core.spaces_of_one import SpacesOfOne
 from envhub.core.types import HostState, HostStep, TimeStep
 from envhub.errors import EnvhubError, InvalidArgumentError, RenderError
 from envhub.host.bridge import HostBridge
-
-
-def key_to_seeds(key: jax.Array, n: int) -> jax.Array:
-    """The ``n`` uint32 seeds ``init(key)``/``reset(key, state)`` give the host sub-environments."""
-    return jax.random.bits(key, (n,), jnp.uint32)
+from envhub.host.loop import HostLoop
 
 
 class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
@@ -83,6 +80,10 @@ class HostEnvironment(SpacesOfOne, Environment[HostState, Any, Any]):
     def _host_reset_where(self, host: Any, seeds: list[int], mask: np.ndarray) -> tuple[Any, dict[str, Any]]:
         """Reset only the sub-envs where ``mask``; return ``(obs, info)`` for all ``n`` (others: current)."""
         raise NotImplementedError(f"{type(self).__name__} cannot reset a subset of its sub-environments")
+
+    def _host_loop(self) -> HostLoop:
+        """Stepped from Python: ``envhub.host.loop.HostLoop`` (a live host env of its own, the callback's code)."""
+        return HostLoop(self, self._bridge)
 
     def _host_render(self, host: Any) -> Any:
         """RGB frames ``(n, H, W, 3)`` of every sub-env of ``host``; the default cannot draw."""

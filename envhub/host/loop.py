@@ -1,10 +1,10 @@
-"""``HostLoop``: a host environment stepped from Python on NumPy arrays, with no JAX call per step.
+"""``HostLoop``: a host environment stepped from Python on NumPy arrays, with no JAX call per step (its
+``env.host_loop()``, ``envhub.core.loop``).
 
-The exports that drive an env from Python (the Sebulba factory) go through a compiled call per step
-(``envhub.interop.compiled.Runner``); for a ``HostEnvironment`` that call only reaches the host again,
-through a callback. ``HostLoop`` skips the round trip: it runs the bridge's host side directly
-(``HostBridge.run``, the same code the callback runs, with the same checks, errors and same-step
-auto-reset) and returns the ``TimeStep`` as read-only NumPy arrays of the env's declared shapes and dtypes: copies of
+An export driving an env from Python through a compiled call per step (``envhub.interop.compiled.Runner``) would,
+for a ``HostEnvironment``, only reach the host again through a callback. ``HostLoop`` skips the round trip: it runs
+the bridge's host side directly (``HostBridge.run``, the same code the callback runs, with the same errors and
+same-step auto-reset) and returns the ``TimeStep`` as read-only NumPy arrays of the env's declared shapes and dtypes: copies of
 what the backend returned, or, for a backend whose arrays are new on every call (``host_arrays_owned``), those
 arrays themselves (one value the backend returns in two places, ``obs`` and ``final_obs`` where no episode ended,
 is then one array in both).
@@ -18,22 +18,20 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.core.action_check import host_action_checker
+from envhub.core.keys import key_to_seeds
 from envhub.core.types import TimeStep
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
 from envhub.host import callback as host_callback
-from envhub.host.bridge import result_struct
-from envhub.host.environment import HostEnvironment, key_to_seeds
+from envhub.host.bridge import HostBridge, result_struct
+from envhub.host.hooks import HostHooks
 
 
 class HostLoop:
-    """``reset(key)`` and ``step(action)`` of one live host env of ``env``, on NumPy arrays (see the module)."""
+    """``reset(key)`` and ``step(action)`` of one live host env of ``env`` (its ``bridge``), on NumPy arrays (see the
+    module); what ``HostEnvironment._host_loop`` returns (``env.host_loop()`` adds the shared checks: ``envhub.core.loop``)."""
 
-    def __init__(self, env: HostEnvironment):
-        self.env = env
-        self._bridge = env._bridge
-        self._state: tuple[np.ndarray, np.ndarray] | None = None  # (handle, version) of the live host env
-        self._check_action = host_action_checker(env.id, env.action_space)
+    def __init__(self, env: HostHooks, bridge: HostBridge):
+        self.env, self._bridge = env, bridge
+        self._state: tuple[Any, Any] = (None, None)  # (handle, version) of the live host env; None before reset
         struct = result_struct(env, ())
         self._leaves = jax.tree.leaves(struct)
         self._treedef = jax.tree.structure(struct)
@@ -41,26 +39,14 @@ class HostLoop:
     def reset(self, key: jax.Array) -> TimeStep[Any]:
         """Start every sub-env anew with seeds drawn from ``key`` (as ``env.init(key)``); the first TimeStep."""
         seeds = np.asarray(key_to_seeds(key, self.env._num_seeds()))
-        if self._state is None:
-            return self._run("init", None, None, seeds)
-        return self._run("reset", *self._state, seeds)
+        return self._run("init" if self._state[0] is None else "reset", seeds)
 
     def step(self, action: Any) -> TimeStep[Any]:
-        """Step every sub-env (auto-resetting finished ones in the same step).
+        """Step every sub-env with the checked ``action`` (auto-resetting finished ones in the same step)."""
+        return self._run("step", action)
 
-        Raises:
-            ActionError: ``action`` is one ``env.step`` refuses (by its rule, before anything runs).
-            InvalidArgumentError: ``step`` before ``reset``.
-        """
-        if self._state is None:
-            raise InvalidArgumentError(f"step() of the export of {self.env.id!r} before reset(): call reset() first.")
-        action = self._check_action(action, bool(self.env.validate_actions))
-        return self._run("step", *self._state, action)
-
-    def _run(self, op: str, handle: Any, version: Any, payload: Any) -> TimeStep[Any]:
-        if self.env.closed:
-            raise ClosedEnvironmentError(self.env.id, op)
-        values = self._bridge.run(op, handle, version, payload)
+    def _run(self, op: str, payload: Any) -> TimeStep[Any]:
+        values = self._bridge.run(op, *self._state, payload)
         owned = self.env.host_arrays_owned  # else copied: the backend may write its buffers again on its next step
         leaves = [_read_only(v, s, owned) for v, s in zip(values, self._leaves)]
         state, ts = jax.tree.unflatten(self._treedef, leaves)

@@ -15,8 +15,8 @@ import numpy as np
 
 from envhub.core.action_check import host_action_checker
 from envhub.core.env import Environment, values_checked_by_caller
+from envhub.core.loop import CheckedLoop
 from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
-from envhub.host.loop import HostLoop
 from envhub.interop.flags import checked_seed
 from envhub.interop.packing import Packer
 
@@ -122,28 +122,35 @@ class Runner:
         """Raise unless ``reset`` has run (``InvalidArgumentError``) and the env is open (``ClosedEnvironmentError``)."""
         self._check_open(method)
         if self.carry is None:
-            raise InvalidArgumentError(
-                f"{method}() of the export of {self.env.id!r} before reset(): call reset() first."
-            )
+            raise not_started(self.env.id, method)
 
 
 class HostRunner:
-    """``Runner``'s ``reset`` and ``step`` for a host env, run on the host (``envhub.host.loop.HostLoop``: no compiled
-    call per step) from the same key stream, so both play the same episodes for the same seeds."""
+    """``Runner``'s ``reset`` and ``step`` for an env stepped from Python (``env.host_loop()``, ``envhub.core.loop``: no
+    compiled call per step) from the same key stream, so both play the same episodes for the same seeds."""
 
-    def __init__(self, env: Any, seed: int):
-        self.env, self.key, self._loop = env, seed_key(seed), HostLoop(env)
+    def __init__(self, env: Any, loop: CheckedLoop, seed: int):
+        self.env, self.key, self._loop, self._started = env, seed_key(seed), loop, False
 
     def reset(self, seed: Any = None) -> Any:
-        """Start every env from scratch (the live host env restarts); the first TimeStep, NumPy arrays."""
+        """Start every env from scratch (the loop's envs restart); the first TimeStep, NumPy arrays."""
         if seed is not None:
             self.key = seed_key(seed)
         self.key, sub = jax.random.split(self.key)
-        return self._loop.reset(jax.random.split(sub)[1])  # the key Runner's compiled init hands env.init
+        ts = self._loop.reset(jax.random.split(sub)[1])  # the key Runner's compiled init hands env.init
+        self._started = True
+        return ts
 
     def step(self, action: Any) -> Any:
-        """One step of every env (same-step auto-reset); the TimeStep, NumPy arrays (``HostLoop.step``'s errors)."""
+        """One step of every env (same-step auto-reset); the TimeStep, NumPy arrays (``CheckedLoop.step``'s errors)."""
+        if not self._started:
+            raise not_started(self.env.id, "step")
         return self._loop.step(action)
 
 
-__all__ = ["HostRunner", "Runner", "seed_key"]
+def not_started(env_id: str, method: str) -> InvalidArgumentError:
+    """The error of an export's ``method`` called before its first ``reset``."""
+    return InvalidArgumentError(f"{method}() of the export of {env_id!r} before reset(): call reset() first.")
+
+
+__all__ = ["HostRunner", "Runner", "not_started", "seed_key"]

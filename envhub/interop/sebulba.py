@@ -5,8 +5,9 @@ and ``envs.step(action)``, each returning a Stoa ``TimeStep(step_type, reward, d
 ``num_envs`` rows, and ``envs.close()``; the learner asks ``factory(num_envs=1)`` for ``action_space()`` and
 ``observation_space()``. The vector env is host-side and stateful: it makes ``envhub.make(env_id, num_envs=...,
 **make_kwargs)`` and keeps the key and the state inside, for host backends (envpool, ALE, gymnasium) and JAX-native
-ones alike: a ``HostEnvironment`` (envpool, gymnasium) is stepped on the host (``compiled.HostRunner``, no compiled
-call per step), any other env (JAX-native, ALE) by one compiled call per step (``compiled.Runner``).
+ones alike: an env with a host loop (``env.host_loop()``: envpool, gymnasium, ALE) is stepped from Python
+(``compiled.HostRunner``, no compiled call per step), any other (JAX-native) by one compiled call per step
+(``compiled.Runner``).
 
 - ``step_type`` is TERMINATED where ``ts.terminated`` (discount 0), TRUNCATED where ``ts.truncated`` (discount 1:
   bootstrap), else MID; ``reset`` gives FIRST. envhub auto-resets in the same step, as Stoix's own adapters do:
@@ -38,7 +39,6 @@ import numpy as np
 
 from envhub.core.arguments import positive_int
 from envhub.errors import InvalidArgumentError
-from envhub.host.environment import HostEnvironment
 from envhub.interop.compiled import HostRunner, Runner
 from envhub.interop.contract import Exported, Made, Target, library_missing, owning
 from envhub.interop.flags import checked_device, checked_seed
@@ -152,9 +152,10 @@ class SebulbaVectorEnv(Exported):
     def __init__(self, made: Made, factory: SebulbaFactory, num_envs: int):
         self.made, self.env, self.factory, self.device = made, made.env, factory, factory.device
         self.num_envs = num_envs
-        # a host env is stepped on the host (no compiled call per step); a JAX-native one by one compiled call
-        host = isinstance(self.env, HostEnvironment)
-        self._runner = HostRunner(self.env, 0) if host else Runner(self.env, 0)  # key stream until reset(seed=...)
+        # stepped from Python where the env has a host loop (host backends: no compiled call per step), else by one
+        # compiled call per step; the key stream until reset(seed=...) is seed 0's either way
+        loop = self.env.host_loop()
+        self._runner = Runner(self.env, 0) if loop is None else HostRunner(self.env, loop, 0)
         self._action_space = to_stoa_space(self.env.single_action_space, "the action space")
         self._observation_space = to_stoa_space(self.env.single_observation_space, "the observation space")
         n = num_envs

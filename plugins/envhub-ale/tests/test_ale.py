@@ -7,8 +7,10 @@ ENVHUB_FULL_KIT=1 runs the ground truth on every bundled ROM (~1 s each); by def
 
 from __future__ import annotations
 
+import gc
 import os
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -129,6 +131,47 @@ def test_episodes_ending_apart_reset_alone_eagerly():
     ends = np.asarray(steps.terminated)
     assert ends.any() and not (ends == ends[:, :1]).all(), "episodes should end at different steps"
     assert_same(env, first, steps, ale_reference("breakout", n, key, actions, **kwargs))
+
+
+@pytest.mark.parametrize(
+    ("game", "n", "steps", "kwargs"),
+    [
+        ("pong", 3, 16, {"max_episode_steps": 5}),  # every env cut at 5, 10, 15
+        ("breakout", 4, 120, {"episodic_life": True, "repeat_action_probability": 0.0}),  # ends apart
+    ],
+)
+def test_the_host_loop_steps_as_ale_on_emulators_of_its_own(game, n, steps, kwargs):
+    """``env.host_loop()`` (ALE's send/recv from Python, the Sebulba factory's path) equals ALE's env frame for
+    frame, while the env's own state steps its own emulators in between (each untouched by the other)."""
+    key = jax.random.key(1)
+    env = envhub.make(f"ale/{rom_id_to_name(game)}-v5", num_envs=n, **kwargs)
+    actions = np.asarray(jax.random.randint(jax.random.key(2), (steps, n), 0, env.single_action_space.n, jnp.int32))
+    loop = env.host_loop()
+    state, _ = env.init(jax.random.key(7))  # other seeds: other frames, if the loop read these emulators
+    got = [loop.reset(key)]
+    for a in actions:
+        got.append(loop.step(a))
+        state, _ = env.step(key, state, a)
+    assert all(isinstance(x, np.ndarray) and not x.flags.writeable for x in jax.tree.leaves(got))
+    stacked = jax.tree.map(lambda *x: np.stack(x), *got[1:])
+    reference = ale_reference(game, n, key, actions, **kwargs)
+    assert_same(env, got[0], stacked, reference)
+    assert np.asarray(stacked.terminated if game == "breakout" else stacked.truncated).any()
+    emulators = weakref.ref(loop.loop._vector)
+    env.close()
+    gc.collect()
+    assert emulators() is None, "closing the env lets the loop's emulators go"
+
+
+def test_the_host_loop_refuses_an_action_outside_the_set_even_unchecked(pong):
+    """ALE would hang on it: refused by the loop itself also with ``validate_actions=False``; nothing stepped."""
+    loop, twin = pong.host_loop(), envhub.make("ale/Pong-v5", num_envs=2).host_loop()
+    loop.reset(jax.random.key(0)), twin.reset(jax.random.key(0))
+    pong.validate_actions = False
+    with pytest.raises(ActionError, match=r"'ale/Pong-v5': \[0, 6\] has values outside \[0, 6\)"):
+        loop.step(np.array([0, 6], np.int32))
+    np.testing.assert_array_equal(loop.step(np.ones(2, np.int32)).obs, twin.step(np.ones(2, np.int32)).obs)
+    twin.env.close()
 
 
 def test_ale_truncation_repeats_a_frame():

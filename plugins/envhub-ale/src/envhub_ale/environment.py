@@ -15,12 +15,15 @@ errors; inside ``jit`` no emulator runs, the rewards are NaN and the state retur
 and ``envhub.checked`` raises them. The newest state stays current either way. With ``validate_actions="strict"``
 an invalid action is also a hard stop inside ``jit`` (``_strict_stop``: a host callback, as the core's strict mode).
 ``jax.export`` of a program holding an env's calls raises ``InvalidArgumentError`` (``xla.not_exported``).
+Code stepping the env from Python (the Sebulba factory) gets ALE's own send/recv on emulators of its own:
+``env.host_loop()`` (``envhub_ale.loop``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import weakref
 from typing import Any
 
 import jax
@@ -36,6 +39,7 @@ from envhub.plugin import (
 )
 from envhub_ale import xla
 from envhub_ale.guards import Guards, fresh_base
+from envhub_ale.loop import AleLoop
 
 # What gymnasium's ALE/<Game>-v5 means, as AtariVectorEnv arguments (its defaults are DQN's preprocessing).
 V5 = {
@@ -74,14 +78,11 @@ class AleEnvironment(Guards, Environment[AleState, Any, Any]):
     render_modes = ("rgb_array",)
 
     def __init__(self, game: str, num_envs: int | None = None, *, max_episode_steps: int, **kwargs: Any):
-        from ale_py.vector_env import AtariVectorEnv
-
         self.game, self.num_envs, self.kwargs = game, num_envs, {**V5, **kwargs}
         self.max_episode_steps = max_episode_steps
         self._n = 1 if num_envs is None else num_envs
-        # envhub truncates, counting steps: at ALE's own limit its vector env (0.12.1) returns the frame before
-        # the step, not the one reached (measured: tests/test_ale.py::test_ale_truncation_repeats_a_frame).
-        self._vector = AtariVectorEnv(game, num_envs=self._n, max_num_frames_per_episode=2**31 - 1, **self.kwargs)
+        self._vector = self._new_vector()
+        self._loops: weakref.WeakSet[AleLoop] = weakref.WeakSet()  # host_loop()'s, each with emulators of its own
         handle, _, _ = self._vector.xla()  # registers ALE's FFI targets
         self._calls = xla.Calls(self._n, self._vector.observation_space.shape)
         self._obs_shape = self._vector.single_observation_space.shape[self.kwargs["stack_num"] == 1 :]
@@ -120,10 +121,26 @@ class AleEnvironment(Guards, Environment[AleState, Any, Any]):
             "library": f"ale-py {importlib.metadata.version('ale-py')} ({self.game})",
         }
 
+    def _new_vector(self) -> Any:
+        """A new ``AtariVectorEnv`` of this env's game and settings."""
+        from ale_py.vector_env import AtariVectorEnv
+
+        # envhub truncates, counting steps: at ALE's own limit its vector env (0.12.1) returns the frame before
+        # the step, not the one reached (measured: tests/test_ale.py::test_ale_truncation_repeats_a_frame).
+        return AtariVectorEnv(self.game, num_envs=self._n, max_num_frames_per_episode=2**31 - 1, **self.kwargs)
+
+    def _host_loop(self) -> AleLoop:
+        """Stepped from Python (``envhub_ale.loop``): ALE's send/recv on emulators of the loop's own."""
+        loop = AleLoop(self)
+        self._loops.add(loop)
+        return loop
+
     def _close(self) -> None:
         # The emulators stay until this object is collected: a compiled step may still hold their handle, and
-        # its guard (no version is current now) must reach ALE to refuse it.
+        # its guard (no version is current now) must reach ALE to refuse it. Host loops' emulators go now.
         self._revived()[...] = jnp.int32(-fresh_base())
+        for loop in list(self._loops):
+            loop.release()
 
     # --- init, reset, step ---------------------------------------------------------------------
 

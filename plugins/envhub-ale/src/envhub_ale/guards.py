@@ -38,8 +38,7 @@ class Guards:
         if given != newest or not bool(jnp.all(state.handle == self._handle[...])):
             raise StaleStateError(self.id, given, newest)
         if not bool(valid):
-            problem = f"{np.asarray(action).ravel().tolist()} has values outside [0, {self._single_action.n})"
-            raise ActionError(self.id, problem, self.action_space)
+            refuse_actions_outside(self, np.asarray(action))
 
     def _guarded(self, state: Any, op: str, valid: jax.Array, action: Any, run: Any) -> tuple[Any, Any, Any]:
         """Inside a trace: ``run(handle)`` once ``state`` is the newest and ``valid`` holds, and the new version.
@@ -111,9 +110,17 @@ _REFUSED_STATE = (
 )
 
 
+def refuse_actions_outside(env: Any, action: np.ndarray) -> None:
+    """``ActionError`` where an action of ``action`` (NumPy) is outside ``env``'s action set: ALE would hang on it."""
+    n = env._single_action.n
+    if action.size and (action.min() < 0 or action.max() >= n):
+        problem = f"{action.ravel().tolist()} has values outside [0, {n})"
+        raise ActionError(env.id, problem, env.action_space)
+
+
 def fresh_base() -> int:
     """A version no state of this process is likely to hold (2**24..2**30): where counting restarts."""
     return int(np.random.default_rng().integers(2**24, 2**30))
 
 
-__all__ = ["Guards", "fresh_base"]
+__all__ = ["Guards", "fresh_base", "refuse_actions_outside"]

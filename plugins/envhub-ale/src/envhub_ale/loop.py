@@ -1,0 +1,96 @@
+"""``AleLoop``: ALE's emulators stepped from Python (``env.host_loop()``): ALE's own ``send``/``recv`` and partial
+``reset`` on NumPy arrays, no XLA call per step, for code that steps an env from Python (the Sebulba factory).
+
+The steps are the env's compiled ones (``AleEnvironment._step``) on emulators of the loop's own, made by its first
+``reset`` and let go with the env (its ``close``) or the loop: seeded as ``init(key)`` seeds, envhub's time limit counted per env,
+the envs that end reset in the same step by ALE's partial reset (continuing their own random streams: seed -1),
+``final_obs`` the observation the step reached. ALE's arrays are new on every call: handed out as they are,
+read-only. An action outside the action set is refused here whatever ``validate_actions`` says: it would hang
+ALE's threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from envhub.plugin import TimeStep
+from envhub_ale import xla
+from envhub_ale.guards import refuse_actions_outside
+
+
+class AleLoop:
+    """``reset(key)`` and ``step(action)`` of ``env``'s game on emulators of this loop's own (see the module)."""
+
+    def __init__(self, env: Any):
+        self.env, self._n, self._vector = env, env._n, None
+        self._paddle = np.ones(self._n, np.float32)  # as ALE's XLA step passes it for discrete actions
+        self._elapsed = np.zeros(self._n, np.int32)
+        self._in_order = np.arange(self._n, dtype=np.int32)
+        self._shape = env._env_shape()
+        self._obs_shape = self._shape + tuple(env.single_observation_space.shape)
+        self._no_reward = _read_only(np.zeros(self._shape, np.float32))
+        self._no_flag = _read_only(np.zeros(self._shape, bool))
+
+    def reset(self, key: jax.Array) -> TimeStep[Any]:
+        """Every emulator reseeded from ``key`` as ``init(key)`` seeds it; the first TimeStep."""
+        if self._vector is None:
+            self._vector = self.env._new_vector()
+        seeds = np.asarray(xla.seeds_for(key, self._n))
+        obs, info = self._vector.ale.reset(self._in_order, seeds)
+        self._elapsed[:] = 0
+        obs, info = self._ordered(obs, info)
+        obs = self._obs(obs)
+        return TimeStep(obs, self._no_reward, self._no_flag, self._no_flag, obs, self._info(info))
+
+    def step(self, action: Any) -> TimeStep[Any]:
+        """Every emulator stepped with ``action`` (checked by ``CheckedLoop``); ended episodes restart in this step."""
+        action = np.reshape(action, (self._n,))
+        refuse_actions_outside(self.env, action)
+        ale = self._vector.ale
+        ale.send(action, self._paddle)
+        obs, reward, terminated, _, info = self._ordered(*ale.recv())
+        self._elapsed += 1
+        truncated = (self._elapsed >= self.env.max_episode_steps) & ~terminated  # envhub's limit, as _step
+        done = terminated | truncated
+        reached = self._obs(obs)
+        if done.any():  # ALE's partial reset gives every env's frame: the ended ones' new first, the others' as is
+            ended = np.flatnonzero(done).astype(np.int32)
+            obs, info = self._ordered(*ale.reset(ended, np.full(ended.size, -1, np.int32)))
+            self._elapsed[done] = 0
+            now = self._obs(obs)
+        else:
+            now = reached
+        flags = (_read_only(terminated.reshape(self._shape)), _read_only(truncated.reshape(self._shape)))
+        reward = _read_only(reward.astype(np.float32).reshape(self._shape))
+        return TimeStep(now, reward, *flags, reached, self._info(info))
+
+    def release(self) -> None:
+        """Let the loop's emulators go (the env's ``close`` calls it): ALE frees them when its vector env is collected
+        (its ``close()`` only marks it closed), here at once, or with this loop."""
+        self._vector = None
+
+    def _ordered(self, *arrays: Any) -> Any:
+        """ALE's arrays in env order (``info["env_id"]``; 0.12.1 always returns them so, checked here each call)."""
+        info = arrays[-1]
+        ids = info["env_id"]
+        if np.array_equal(ids, self._in_order):
+            return arrays
+        rows = np.argsort(ids)
+        return (*(a[rows] for a in arrays[:-1]), {k: v[rows] for k, v in info.items()})
+
+    def _obs(self, obs: np.ndarray) -> np.ndarray:
+        return _read_only(obs.reshape(self._obs_shape))
+
+    def _info(self, info: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {k: _read_only(info[k].reshape(self._shape)) for k in ("episode_frame_number", "lives")}
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+__all__ = ["AleLoop"]
