@@ -121,13 +121,14 @@ class AleEnvironment(Guards, Environment[AleState, Any, Any]):
             "library": f"ale-py {importlib.metadata.version('ale-py')} ({self.game})",
         }
 
-    def _new_vector(self) -> Any:
-        """A new ``AtariVectorEnv`` of this env's game and settings."""
+    def _new_vector(self, **more: Any) -> Any:
+        """A new ``AtariVectorEnv`` of this env's game and settings (and ``more`` of its arguments)."""
         from ale_py.vector_env import AtariVectorEnv
 
         # envhub truncates, counting steps: at ALE's own limit its vector env (0.12.1) returns the frame before
         # the step, not the one reached (measured: tests/test_ale.py::test_ale_truncation_repeats_a_frame).
-        return AtariVectorEnv(self.game, num_envs=self._n, max_num_frames_per_episode=2**31 - 1, **self.kwargs)
+        limit = 2**31 - 1
+        return AtariVectorEnv(self.game, num_envs=self._n, max_num_frames_per_episode=limit, **self.kwargs, **more)
 
     def _host_loop(self) -> AleLoop:
         """Stepped from Python (``envhub_ale.loop``): ALE's send/recv on emulators of the loop's own."""

@@ -2,11 +2,13 @@
 ``reset`` on NumPy arrays, no XLA call per step, for code that steps an env from Python (the Sebulba factory).
 
 The steps are the env's compiled ones (``AleEnvironment._step``) on emulators of the loop's own, made by its first
-``reset`` and let go with the env (its ``close``) or the loop: seeded as ``init(key)`` seeds, envhub's time limit counted per env,
-the envs that end reset in the same step by ALE's partial reset (continuing their own random streams: seed -1),
-``final_obs`` the observation the step reached. ALE's arrays are new on every call: handed out as they are,
-read-only. An action outside the action set is refused here whatever ``validate_actions`` says: it would hang
-ALE's threads.
+``reset`` and let go with the env (its ``close``) or the loop: seeded as ``init(key)`` seeds, envhub's time limit
+counted per env, ``final_obs`` the observation the step reached. An episode that ends restarts in the same step,
+continuing its emulator's own random stream (as the compiled steps' partial reset with seed -1): a game over by
+ALE's same-step autoreset (in its worker threads, beside the other emulators' steps: a reset on the main thread
+after the step cost ~8 % of Pong's steps/s over full episodes), a time limit by ALE's partial reset. ALE's arrays
+are new on every call: handed out as they are, read-only. An action outside the action set is refused here whatever
+``validate_actions`` says: it would hang ALE's threads.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ class AleLoop:
 
     def reset(self, key: jax.Array) -> TimeStep[Any]:
         """Every emulator reseeded from ``key`` as ``init(key)`` seeds it; the first TimeStep."""
-        if self._vector is None:
-            self._vector = self.env._new_vector()
+        if self._vector is None:  # ALE restarts an episode that ends in the step's own thread, as envhub's same step
+            self._vector = self.env._new_vector(autoreset_mode="SameStep")
         seeds = np.asarray(xla.seeds_for(key, self._n))
         obs, info = self._vector.ale.reset(self._in_order, seeds)
         self._elapsed[:] = 0
@@ -52,17 +54,16 @@ class AleLoop:
         ale = self._vector.ale
         ale.send(action, self._paddle)
         obs, reward, terminated, _, info = self._ordered(*ale.recv())
+        now = reached = self._obs(obs)
+        if terminated.any():  # ALE restarted them in its step (same-step mode); info["final_obs"]: what they reached
+            reached = self._obs(np.where(self._rows(terminated), info["final_obs"], obs))
         self._elapsed += 1
         truncated = (self._elapsed >= self.env.max_episode_steps) & ~terminated  # envhub's limit, as _step
-        done = terminated | truncated
-        reached = self._obs(obs)
-        if done.any():  # ALE's partial reset gives every env's frame: the ended ones' new first, the others' as is
-            ended = np.flatnonzero(done).astype(np.int32)
-            obs, info = self._ordered(*ale.reset(ended, np.full(ended.size, -1, np.int32)))
-            self._elapsed[done] = 0
+        if truncated.any():  # ALE's partial reset gives every env's frame: the cut ones' new first, the others' as is
+            cut = np.flatnonzero(truncated).astype(np.int32)
+            obs, info = self._ordered(*ale.reset(cut, np.full(cut.size, -1, np.int32)))
             now = self._obs(obs)
-        else:
-            now = reached
+        self._elapsed[terminated | truncated] = 0
         flags = (_read_only(terminated.reshape(self._shape)), _read_only(truncated.reshape(self._shape)))
         reward = _read_only(reward.astype(np.float32).reshape(self._shape))
         return TimeStep(now, reward, *flags, reached, self._info(info))
@@ -80,6 +81,10 @@ class AleLoop:
             return arrays
         rows = np.argsort(ids)
         return (*(a[rows] for a in arrays[:-1]), {k: v[rows] for k, v in info.items()})
+
+    def _rows(self, flags: np.ndarray) -> np.ndarray:
+        """``flags`` (one per env) broadcast over ALE's frames."""
+        return flags.reshape((self._n,) + (1,) * len(self._vector.single_observation_space.shape))
 
     def _obs(self, obs: np.ndarray) -> np.ndarray:
         return _read_only(obs.reshape(self._obs_shape))
