@@ -29,43 +29,58 @@ class AleLoop:
     def __init__(self, env: Any):
         self.env, self._n, self._vector = env, env._n, None
         self._paddle = np.ones(self._n, np.float32)  # as ALE's XLA step passes it for discrete actions
-        self._elapsed = np.zeros(self._n, np.int32)
         self._in_order = np.arange(self._n, dtype=np.int32)
+        self._in_order_bytes = self._in_order.tobytes()
         self._shape = env._env_shape()
         self._obs_shape = self._shape + tuple(env.single_observation_space.shape)
         self._no_reward = _read_only(np.zeros(self._shape, np.float32))
         self._no_flag = _read_only(np.zeros(self._shape, bool))
+        # envhub's time limit, counted without an array op on most steps: env i's episode is ``self._t - start[i]``
+        # steps old; only a step where the oldest episode reaches the limit (or one ends) looks at every env
+        self._t, self._start, self._oldest = 0, np.zeros(self._n, np.int64), 0
 
     def reset(self, key: jax.Array) -> TimeStep[Any]:
         """Every emulator reseeded from ``key`` as ``init(key)`` seeds it; the first TimeStep."""
         if self._vector is None:  # ALE restarts an episode that ends in the step's own thread, as envhub's same step
             self._vector = self.env._new_vector(autoreset_mode="SameStep")
         seeds = np.asarray(xla.seeds_for(key, self._n))
-        obs, info = self._vector.ale.reset(self._in_order, seeds)
-        self._elapsed[:] = 0
-        obs, info = self._ordered(obs, info)
+        obs, info = self._ordered(*self._vector.ale.reset(self._in_order, seeds))
+        self._t, self._start[:], self._oldest = 0, 0, 0
         obs = self._obs(obs)
         return TimeStep(obs, self._no_reward, self._no_flag, self._no_flag, obs, self._info(info))
 
     def step(self, action: Any) -> TimeStep[Any]:
-        """Every emulator stepped with ``action`` (checked by ``CheckedLoop``); ended episodes restart in this step."""
-        action = np.reshape(action, (self._n,))
-        refuse_actions_outside(self.env, action)
+        """Every emulator stepped with ``action`` (checked by ``CheckedLoop``); ended episodes restart in this step.
+
+        Lean on purpose: on a 2-core machine the Python between ALE's ``recv`` and the next ``send`` runs several
+        times slower than alone (ALE's threads hold the cores), and costs the emulators' next step too."""
+        if self.env.num_envs is None:
+            action = np.reshape(action, (1,))
+        if not self.env.validate_actions:  # else CheckedLoop refused it already, by the same rule
+            refuse_actions_outside(self.env, action)
         ale = self._vector.ale
         ale.send(action, self._paddle)
         obs, reward, terminated, _, info = self._ordered(*ale.recv())
+        self._t += 1
+        reward = _read_only(reward.astype(np.float32).reshape(self._shape))
+        if terminated.any() or self._t - self._oldest >= self.env.max_episode_steps:
+            return self._ended(obs, reward, terminated, info)
+        obs, terminated = self._obs(obs), _read_only(terminated.reshape(self._shape))
+        return TimeStep(obs, reward, terminated, self._no_flag, obs, self._info(info))
+
+    def _ended(self, obs: np.ndarray, reward: np.ndarray, terminated: np.ndarray, info: dict[str, Any]) -> Any:
+        """A step where an episode ended (ALE restarted it in its step) or reached envhub's limit (restarted here)."""
         now = reached = self._obs(obs)
-        if terminated.any():  # ALE restarted them in its step (same-step mode); info["final_obs"]: what they reached
+        if terminated.any():  # ALE's same-step autoreset: info["final_obs"] holds the frames they reached
             reached = self._obs(np.where(self._rows(terminated), info["final_obs"], obs))
-        self._elapsed += 1
-        truncated = (self._elapsed >= self.env.max_episode_steps) & ~terminated  # envhub's limit, as _step
+        truncated = (self._t - self._start >= self.env.max_episode_steps) & ~terminated  # envhub's limit, as _step
         if truncated.any():  # ALE's partial reset gives every env's frame: the cut ones' new first, the others' as is
             cut = np.flatnonzero(truncated).astype(np.int32)
-            obs, info = self._ordered(*ale.reset(cut, np.full(cut.size, -1, np.int32)))
+            obs, info = self._ordered(*self._vector.ale.reset(cut, np.full(cut.size, -1, np.int32)))
             now = self._obs(obs)
-        self._elapsed[terminated | truncated] = 0
+        self._start[terminated | truncated] = self._t
+        self._oldest = int(self._start.min())
         flags = (_read_only(terminated.reshape(self._shape)), _read_only(truncated.reshape(self._shape)))
-        reward = _read_only(reward.astype(np.float32).reshape(self._shape))
         return TimeStep(now, reward, *flags, reached, self._info(info))
 
     def release(self) -> None:
@@ -76,10 +91,9 @@ class AleLoop:
     def _ordered(self, *arrays: Any) -> Any:
         """ALE's arrays in env order (``info["env_id"]``; 0.12.1 always returns them so, checked here each call)."""
         info = arrays[-1]
-        ids = info["env_id"]
-        if np.array_equal(ids, self._in_order):
+        if info["env_id"].tobytes() == self._in_order_bytes:
             return arrays
-        rows = np.argsort(ids)
+        rows = np.argsort(info["env_id"])
         return (*(a[rows] for a in arrays[:-1]), {k: v[rows] for k, v in info.items()})
 
     def _rows(self, flags: np.ndarray) -> np.ndarray:
