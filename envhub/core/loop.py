@@ -20,7 +20,7 @@ import jax
 
 from envhub.core.action_check import host_action_checker
 from envhub.core.types import TimeStep
-from envhub.errors import ClosedEnvironmentError, InvalidArgumentError
+from envhub.errors import InvalidArgumentError
 
 
 class Loop(Protocol):
@@ -42,7 +42,7 @@ class CheckedLoop:
 
     def reset(self, key: jax.Array) -> TimeStep[Any]:
         """Start every env anew with seeds drawn from ``key`` (as ``env.init(key)``); the first TimeStep."""
-        self._check_open("reset")
+        self.env._check_open("reset")
         ts = self.loop.reset(key)
         self._started = True
         return ts
@@ -54,16 +54,12 @@ class CheckedLoop:
             ActionError: ``action`` is one ``env.step`` refuses (by its rule, before anything runs).
             InvalidArgumentError: ``step`` before ``reset``; ClosedEnvironmentError: the env is closed.
         """
-        self._check_open("step")
+        self.env._check_open("step")
         if not self._started:
             raise InvalidArgumentError(
                 f"step() of the host loop of {self.env.id!r} before reset(): call reset() first."
             )
         return self.loop.step(self._check_action(action, bool(self.env.validate_actions)))
-
-    def _check_open(self, method: str) -> None:
-        if self.env.closed:
-            raise ClosedEnvironmentError(self.env.id, method)
 
     def __repr__(self) -> str:
         return f"<host loop of {self.env!r}>"

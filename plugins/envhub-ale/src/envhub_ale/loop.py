@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from envhub.plugin import TimeStep
+from envhub.plugin import TimeStep, truncated_unless_terminated
 from envhub_ale import xla
 from envhub_ale.guards import refuse_actions_outside
 
@@ -73,7 +73,7 @@ class AleLoop:
         now = reached = self._obs(obs)
         if terminated.any():  # ALE's same-step autoreset: info["final_obs"] holds the frames they reached
             reached = self._obs(np.where(self._rows(terminated), info["final_obs"], obs))
-        truncated = (self._t - self._start >= self.env.max_episode_steps) & ~terminated  # envhub's limit, as _step
+        truncated = truncated_unless_terminated(terminated, self._t - self._start >= self.env.max_episode_steps)
         if truncated.any():  # ALE's partial reset gives every env's frame: the cut ones' new first, the others' as is
             cut = np.flatnonzero(truncated).astype(np.int32)
             obs, info = self._ordered(*self._vector.ale.reset(cut, np.full(cut.size, -1, np.int32)))
